@@ -1,0 +1,22 @@
+//! Phone actions: the canonical [`Action`] type and the syntaxes agents write it in.
+//!
+//! - [`action`]: the canonical types (their serde form is the canonical JSON syntax).
+//! - [`sphinx`]: SPHINX's `click [3]` / `text [3] [hi]` / `press [back]` syntax, with its quirks.
+//! - [`json_action`]: AndroidWorld / MobileWorld `{"action_type": …}` JSON.
+//! - [`canonical`]: canonical JSON parsing and printing.
+//! - [`syntax`]: choosing a syntax (or detecting it), parse options, dispatching.
+//!
+//! Every parser returns an [`Action`] or a [`ParseError`] naming the problem, and never panics,
+//! whatever the input. Every printer returns the text or a [`PrintError`] saying why the syntax
+//! cannot express the action; parsing printed text gives the action back.
+
+pub mod action;
+pub mod canonical;
+pub mod error;
+pub mod json_action;
+pub mod sphinx;
+pub mod syntax;
+
+pub use action::{Action, Direction, FinishStatus, Key, Point, Swipe, Target};
+pub use error::{ParseError, PrintError};
+pub use syntax::{ParseOptions, SphinxMode, Syntax, parse_action, parse_action_with, print_action};

@@ -1,0 +1,202 @@
+//! `phonebench`: the command-line front end. Thin: parsing arguments, reading files, printing;
+//! the work is in the library crates.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use phonebench_actions::{ParseOptions, SphinxMode, Syntax, parse_action_with, print_action};
+use phonebench_observe::{Observation, ObservationFormat, render};
+use phonebench_uitree::{UiTree, read_xml_bytes};
+
+#[derive(Parser)]
+#[command(name = "phonebench", version, about = "Build, run and score phone-use agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a real uiautomator dump (classic, uiautomator2 or Appium XML) as an agent sees it.
+    ObserveXml {
+        /// The XML file.
+        file: PathBuf,
+        /// The observation format.
+        #[arg(long, value_enum, default_value_t = FormatArg::SphinxTree)]
+        format: FormatArg,
+        /// Also print the index table (element index → node) to stderr.
+        #[arg(long)]
+        targets: bool,
+    },
+    /// Parse an action and print it as canonical JSON (or in another syntax with --to).
+    ///
+    /// Exits with status 2 and a message naming the problem when the action is malformed or the
+    /// output syntax cannot express it.
+    ParseAction {
+        /// The action text, e.g. 'click [3]' or '{"action_type":"click","index":3}'.
+        text: String,
+        /// The syntax the text is in; `auto` tells JSON from SPHINX, `json` tells the JSON kinds
+        /// apart.
+        #[arg(long, value_enum, default_value_t = SyntaxArg::Auto)]
+        syntax: SyntaxArg,
+        /// Print in this syntax instead of canonical JSON.
+        #[arg(long, value_enum, default_value_t = SyntaxArg::Canonical)]
+        to: SyntaxArg,
+        /// SPHINX: accept only element indexes (`index`) or only coordinates (`coordinates`), as
+        /// upstream's two action modes do.
+        #[arg(long, value_enum, default_value_t = SphinxModeArg::Any)]
+        sphinx_mode: SphinxModeArg,
+        /// SPHINX: read `press [home]` as the Home key instead of upstream's app restart.
+        #[arg(long)]
+        home_is_home: bool,
+        /// SPHINX: accept near misses upstream rejects (case, blanks, spaces in coordinates).
+        #[arg(long)]
+        lenient: bool,
+    },
+}
+
+/// Mirrors [`ObservationFormat`] so `--help` lists the values.
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Uiautomator,
+    SphinxTree,
+    SphinxList,
+    Androidworld,
+    Elements,
+}
+
+impl From<FormatArg> for ObservationFormat {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Uiautomator => ObservationFormat::Uiautomator,
+            FormatArg::SphinxTree => ObservationFormat::SphinxTree,
+            FormatArg::SphinxList => ObservationFormat::SphinxList,
+            FormatArg::Androidworld => ObservationFormat::AndroidWorld,
+            FormatArg::Elements => ObservationFormat::Elements,
+        }
+    }
+}
+
+/// Mirrors [`Syntax`] so `--help` lists the values.
+#[derive(Clone, Copy, ValueEnum)]
+enum SyntaxArg {
+    Auto,
+    Sphinx,
+    Json,
+    Canonical,
+    Androidworld,
+    Mobileworld,
+}
+
+impl From<SyntaxArg> for Syntax {
+    fn from(s: SyntaxArg) -> Self {
+        match s {
+            SyntaxArg::Auto => Syntax::Auto,
+            SyntaxArg::Sphinx => Syntax::Sphinx,
+            SyntaxArg::Json => Syntax::Json,
+            SyntaxArg::Canonical => Syntax::Canonical,
+            SyntaxArg::Androidworld => Syntax::AndroidWorld,
+            SyntaxArg::Mobileworld => Syntax::MobileWorld,
+        }
+    }
+}
+
+/// Mirrors [`SphinxMode`].
+#[derive(Clone, Copy, ValueEnum)]
+enum SphinxModeArg {
+    Any,
+    Index,
+    Coordinates,
+}
+
+impl From<SphinxModeArg> for SphinxMode {
+    fn from(m: SphinxModeArg) -> Self {
+        match m {
+            SphinxModeArg::Any => SphinxMode::Any,
+            SphinxModeArg::Index => SphinxMode::Index,
+            SphinxModeArg::Coordinates => SphinxMode::Coordinates,
+        }
+    }
+}
+
+/// Exit status for input the tool rejects (a malformed action), as opposed to failures (1).
+const EXIT_REJECTED: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::ObserveXml { file, format, targets } => {
+            let bytes = std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let tree = read_xml_bytes(&bytes)
+                .map_err(|e| anyhow::anyhow!("{}:{}:{}: {}", file.display(), e.line, e.column, e.message))?;
+            let observation = render(&tree, format.into());
+            // Observation text is printed byte for byte; a final newline is added only when the
+            // format does not end with one (so `sphinx-tree` output equals upstream's dump).
+            print!("{}", observation.text);
+            if !observation.text.ends_with('\n') {
+                println!();
+            }
+            if targets {
+                eprint!("{}", targets_table(&tree, &observation));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::ParseAction { text, syntax, to, sphinx_mode, home_is_home, lenient } => {
+            let options = ParseOptions {
+                sphinx_mode: sphinx_mode.into(),
+                sphinx_home_restarts: !home_is_home,
+                lenient,
+            };
+            let printed = parse_action_with(&text, syntax.into(), &options)
+                .map_err(|e| e.to_string())
+                .and_then(|action| print_action(&action, to.into()).map_err(|e| e.to_string()));
+            match printed {
+                Ok(out) => {
+                    println!("{out}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    Ok(ExitCode::from(EXIT_REJECTED))
+                }
+            }
+        }
+    }
+}
+
+/// The index table as aligned columns: index, bounds, short class, resource id or text.
+fn targets_table(tree: &UiTree, observation: &Observation) -> String {
+    let rows: Vec<[String; 4]> = observation
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let node = tree.node(*id);
+            let label = if node.resource_id.is_empty() { &node.text } else { &node.resource_id };
+            let label: String = label.replace('\n', " ").chars().take(60).collect();
+            [i.to_string(), node.bounds.to_string(), node.short_class().to_string(), label]
+        })
+        .collect();
+    let header = ["index", "bounds", "class", "resource-id / text"].map(str::to_string);
+    let width = |col: usize| {
+        rows.iter().chain(std::iter::once(&header)).map(|r| r[col].chars().count()).max().unwrap_or(0)
+    };
+    let (w0, w1, w2) = (width(0), width(1), width(2));
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
+        out.push_str(&format!("{:>w0$}  {:<w1$}  {:<w2$}  {}\n", row[0], row[1], row[2], row[3]));
+    }
+    out
+}

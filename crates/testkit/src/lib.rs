@@ -1,0 +1,74 @@
+//! Helpers for tests and benches that read the real data in `../shared` beside the checkout.
+//!
+//! The data is read in place, never copied into the repository. A missing folder is a test
+//! failure with instructions, never a skip: CI has `../shared` beside the checkout.
+
+use std::path::{Path, PathBuf};
+
+/// The workspace root (the checkout).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The shared data folder: `$PHONEBENCH_SHARED` if set, else `../shared` beside the checkout.
+///
+/// Panics with instructions when the folder is missing, so a test that needs it fails loudly.
+pub fn shared_dir() -> PathBuf {
+    let dir = match std::env::var_os("PHONEBENCH_SHARED") {
+        Some(d) => PathBuf::from(d),
+        None => workspace_root().join("../shared"),
+    };
+    assert!(
+        dir.join("realdata").is_dir() && dir.join("sphinx-data").is_dir(),
+        "the shared data folder {} (with realdata/ and sphinx-data/) is missing: \
+         put it beside the checkout or set PHONEBENCH_SHARED",
+        dir.display()
+    );
+    dir
+}
+
+/// A path inside the shared data folder.
+pub fn shared(relative: &str) -> PathBuf {
+    shared_dir().join(relative)
+}
+
+/// Every file under `dir` (recursively) whose name ends with `.{extension}`, sorted.
+pub fn files_with_extension(dir: &Path, extension: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("cannot list {}: {e}", d.display()));
+        for entry in entries {
+            let path = entry.unwrap_or_else(|e| panic!("cannot list {}: {e}", d.display())).path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == extension) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every uiautomator XML file in the shared real data (`realdata/` and `sphinx-data/`), sorted.
+pub fn real_xml_files() -> Vec<PathBuf> {
+    let root = shared_dir();
+    let mut files = files_with_extension(&root.join("realdata"), "xml");
+    files.extend(files_with_extension(&root.join("sphinx-data"), "xml"));
+    files
+}
+
+/// The path relative to the shared folder, for messages.
+pub fn display_name(path: &Path) -> String {
+    let root = shared_dir();
+    path.strip_prefix(&root).unwrap_or(path).display().to_string()
+}
+
+/// The largest real uiautomator dump (by bytes): the worst case benches measure.
+pub fn largest_real_xml() -> PathBuf {
+    real_xml_files()
+        .into_iter()
+        .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .unwrap_or_else(|| panic!("no real XML files under {}", shared_dir().display()))
+}
