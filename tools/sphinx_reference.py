@@ -30,16 +30,12 @@ HERE = Path(__file__).resolve().parent
 GOLDEN_DIR = HERE.parent / "crates/observe/tests/golden/sphinx"
 SHARED = HERE.parent.parent / "shared"
 
-# (screen under shared/sphinx-data, golden name); kept in step with crates/observe/tests/sphinx_golden.rs
-SCREENS = [
-    ("groundtruth/901/a53/0.xml", "a53_0"),
-    ("groundtruth/101/home_budget/1.xml", "home_budget_1"),
-    ("groundtruth/101/money/1.xml", "money_1"),
-    ("groundtruth/2/todoist/1.xml", "todoist_1"),
-    ("groundtruth/203/weather/1.xml", "weather_1"),
-    ("lowlevel_tasks/310.xml", "lowlevel_310"),
-    ("_fork_wumengz_Sphinx_Tencent/groundtruth/2/wechat/3.xml", "wechat_3"),
-]
+
+
+def screens():
+    """(path under shared/sphinx-data, golden name) from the manifest the Rust test reads too."""
+    rows = (GOLDEN_DIR / "screens.tsv").read_text(encoding="utf-8").splitlines()
+    return [tuple(r.split("\t")[:2]) for r in rows if r.strip() and not r.startswith("#")]
 
 
 def actions(e):
@@ -124,7 +120,7 @@ def render(path, kind):
 
 def check():
     failures = 0
-    for screen, name in SCREENS:
+    for screen, name in screens():
         for kind in ("tree", "list"):
             golden = GOLDEN_DIR / f"{name}.{kind}.txt"
             want = render(SHARED / "sphinx-data" / screen, kind)

@@ -44,18 +44,23 @@ impl JsonDialect {
         }
     }
 
-    fn action_types(self) -> &'static [&'static str] {
-        match self {
-            JsonDialect::AndroidWorld => &ANDROIDWORLD_TYPES,
-            JsonDialect::MobileWorld => &MOBILEWORLD_TYPES,
-        }
+    /// Whether `action_type` exists in this dialect.
+    fn has_action_type(self, action_type: &str) -> bool {
+        ANDROIDWORLD_TYPES.contains(&action_type)
+            || (self == JsonDialect::MobileWorld && MOBILEWORLD_ONLY_TYPES.contains(&action_type))
     }
 
-    fn fields(self) -> &'static [&'static str] {
-        match self {
-            JsonDialect::AndroidWorld => &ANDROIDWORLD_FIELDS,
-            JsonDialect::MobileWorld => &MOBILEWORLD_FIELDS,
-        }
+    /// The dialect's action types, for messages.
+    fn action_types(self) -> String {
+        let only = if self == JsonDialect::MobileWorld { &MOBILEWORLD_ONLY_TYPES[..] } else { &[] };
+        ANDROIDWORLD_TYPES.iter().chain(only).copied().collect::<Vec<_>>().join(", ")
+    }
+
+    /// The dialect's fields in declaration order (MobileWorld declares its own after
+    /// AndroidWorld's), which is also the print order.
+    fn fields(self) -> impl Iterator<Item = &'static str> {
+        let only = if self == JsonDialect::MobileWorld { &MOBILEWORLD_ONLY_FIELDS[..] } else { &[] };
+        ANDROIDWORLD_FIELDS.iter().chain(only).copied()
     }
 }
 
@@ -78,28 +83,6 @@ const ANDROIDWORLD_TYPES: [&str; 14] = [
 
 const MOBILEWORLD_ONLY_TYPES: [&str; 4] = ["finished", "drag", "ask_user", "mcp"];
 
-const MOBILEWORLD_TYPES: [&str; 18] = [
-    "click",
-    "double_tap",
-    "scroll",
-    "swipe",
-    "input_text",
-    "navigate_home",
-    "navigate_back",
-    "keyboard_enter",
-    "open_app",
-    "status",
-    "wait",
-    "long_press",
-    "answer",
-    "finished",
-    "unknown",
-    "drag",
-    "ask_user",
-    "mcp",
-];
-
-/// Field order is the dataclass / pydantic declaration order, which is also the print order.
 const ANDROIDWORLD_FIELDS: [&str; 10] = [
     "action_type",
     "index",
@@ -115,25 +98,6 @@ const ANDROIDWORLD_FIELDS: [&str; 10] = [
 
 const MOBILEWORLD_ONLY_FIELDS: [&str; 6] =
     ["start_x", "start_y", "end_x", "end_y", "action_name", "action_json"];
-
-const MOBILEWORLD_FIELDS: [&str; 16] = [
-    "action_type",
-    "index",
-    "x",
-    "y",
-    "text",
-    "direction",
-    "goal_status",
-    "app_name",
-    "keycode",
-    "clear_text",
-    "start_x",
-    "start_y",
-    "end_x",
-    "end_y",
-    "action_name",
-    "action_json",
-];
 
 /// MobileWorld when the object uses an action type or field only MobileWorld has, AndroidWorld
 /// otherwise (it is the original format).
@@ -191,7 +155,7 @@ pub fn action_from_object(object: &Map<String, Value>, dialect: JsonDialect) -> 
             return Err(fields.error(format!("`action_type` must be a string, got {}", json_type(other))));
         }
     };
-    if !dialect.action_types().contains(&action_type) {
+    if !dialect.has_action_type(action_type) {
         let where_from = if MOBILEWORLD_ONLY_TYPES.contains(&action_type) {
             " (it is a MobileWorld action type)"
         } else {
@@ -199,7 +163,7 @@ pub fn action_from_object(object: &Map<String, Value>, dialect: JsonDialect) -> 
         };
         return Err(fields.error(format!(
             "unknown action_type `{action_type}`{where_from}; expected one of {}",
-            dialect.action_types().join(", ")
+            dialect.action_types()
         )));
     }
     // Validated for every action type, as the upstream constructors do.
@@ -528,8 +492,8 @@ pub fn to_action_type_json(action: &Action, dialect: JsonDialect) -> Result<Stri
     // Print in declaration order, as the Python dataclass would serialize.
     let mut ordered = Map::new();
     for field in dialect.fields() {
-        if let Some(value) = out.remove(*field) {
-            ordered.insert((*field).to_string(), value);
+        if let Some(value) = out.remove(field) {
+            ordered.insert(field.to_string(), value);
         }
     }
     Ok(Value::Object(ordered).to_string())

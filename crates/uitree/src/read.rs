@@ -89,36 +89,27 @@ pub fn read_xml(text: &str) -> Result<UiTree, XmlError> {
             let at = reader.error_position() as usize + bom;
             error_at(text, at, format!("malformed XML: {e}"))
         })?;
+        // `<x/>` is an element with no children: a leaf node, or a whole (empty) hierarchy.
+        let self_closing = matches!(event, Event::Empty(_));
         match event {
             Event::Start(e) | Event::Empty(e) if hierarchy_closed => {
                 let name = e.name().as_ref().to_string();
                 return Err(error_at(text, start, format!("element <{name}> after </hierarchy>")));
             }
-            Event::Start(e) if e.name().as_ref() == "hierarchy" && !hierarchy_open => {
+            Event::Start(e) | Event::Empty(e) if e.name().as_ref() == "hierarchy" && !hierarchy_open => {
                 if seen_any_element {
                     return Err(error_at(text, start, "<hierarchy> inside another element"));
                 }
                 read_hierarchy_attributes(&e, &mut builder, text, start)?;
-                hierarchy_open = true;
+                hierarchy_open = !self_closing;
+                hierarchy_closed = self_closing;
                 seen_any_element = true;
             }
-            Event::Empty(e) if e.name().as_ref() == "hierarchy" && !hierarchy_open => {
-                if seen_any_element {
-                    return Err(error_at(text, start, "<hierarchy> inside another element"));
-                }
-                read_hierarchy_attributes(&e, &mut builder, text, start)?;
-                hierarchy_closed = true;
-                seen_any_element = true;
-            }
-            Event::Start(e) => {
+            Event::Start(e) | Event::Empty(e) => {
                 seen_any_element = true;
                 let node = read_node(&e, text, start)?;
-                builder.open(node).map_err(|err| build_error(text, start, err))?;
-            }
-            Event::Empty(e) => {
-                seen_any_element = true;
-                let node = read_node(&e, text, start)?;
-                builder.leaf(node).map_err(|err| build_error(text, start, err))?;
+                let built = if self_closing { builder.leaf(node) } else { builder.open(node) };
+                built.map_err(|err| build_error(text, start, err))?;
             }
             Event::End(e) => {
                 if hierarchy_open && builder.open_depth() == 0 && e.name().as_ref() == "hierarchy" {
