@@ -21,6 +21,7 @@ Rules:
   line ending in a newline; list: `[i] widget` lines in index order joined by newlines.
 """
 
+import os
 import sys
 import xml.etree.ElementTree as ET
 from collections import deque
@@ -28,8 +29,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 GOLDEN_DIR = HERE.parent / "crates/observe/tests/golden/sphinx"
-SHARED = HERE.parent.parent / "shared"
-
+# As the Rust tests: $PHONEBENCH_SHARED, else ../shared beside the checkout.
+SHARED = Path(os.environ.get("PHONEBENCH_SHARED", HERE.parent.parent / "shared"))
 
 
 def screens():

@@ -455,6 +455,25 @@ fn is_false(value: &bool) -> bool {
 }
 
 impl Action {
+    /// Every kind's canonical name, in declaration order (what [`Action::kind`] returns).
+    pub const KINDS: [&'static str; 15] = [
+        "tap",
+        "double_tap",
+        "long_press",
+        "type",
+        "swipe",
+        "scroll",
+        "drag",
+        "key",
+        "open_app",
+        "restart_app",
+        "wait",
+        "answer",
+        "finish",
+        "ask_user",
+        "mcp_call",
+    ];
+
     /// The canonical name of this action's kind (`tap`, `type`, `swipe`, …), as in canonical JSON.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -488,5 +507,34 @@ impl Action {
             Action::Drag { from, .. } => Some(from),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_lists_every_variant_in_order() {
+        let target = || Target::Index(0);
+        let one_of_each = [
+            Action::Tap { target: target() },
+            Action::DoubleTap { target: target() },
+            Action::LongPress { target: target() },
+            Action::Type { text: String::new(), target: None, clear: false, enter: false },
+            Action::Swipe(Swipe::Between { from: Point::new(0, 0), to: Point::new(1, 1) }),
+            Action::Scroll { direction: Direction::Down, target: None },
+            Action::Drag { from: target(), to: target() },
+            Action::Key { key: Key::Back },
+            Action::OpenApp { app: "Clock".into() },
+            Action::RestartApp { app: None },
+            Action::Wait { ms: None },
+            Action::Answer { text: String::new() },
+            Action::Finish { status: FinishStatus::Complete },
+            Action::AskUser { text: String::new() },
+            Action::McpCall { tool: "t".into(), arguments: serde_json::Map::new() },
+        ];
+        let kinds: Vec<&str> = one_of_each.iter().map(Action::kind).collect();
+        assert_eq!(kinds, Action::KINDS);
     }
 }

@@ -12,10 +12,6 @@ use crate::syntax::{json_type, parse_json_object};
 /// The syntax's name in messages.
 pub const SYNTAX: &str = "canonical JSON";
 
-/// The canonical kinds, for messages.
-const KINDS: &str = "tap, double_tap, long_press, type, swipe, scroll, drag, key, open_app, \
-                     restart_app, wait, answer, finish, ask_user, mcp_call";
-
 /// Prints an action as compact canonical JSON.
 pub fn to_canonical_json(action: &Action) -> String {
     // Serializing these types cannot fail: every map key is a string and no custom Serialize
@@ -33,14 +29,15 @@ pub fn from_canonical_json(text: &str) -> Result<Action, ParseError> {
 pub fn from_canonical_value(value: Value) -> Result<Action, ParseError> {
     // Check the tag first: serde's own message for a missing or misspelt tag does not say what
     // the tag is or which values it takes.
+    let kinds = || Action::KINDS.join(", ");
     match value.get("action") {
         None => {
-            return Err(ParseError::invalid(SYNTAX, format!("missing `action` (one of {KINDS})")));
+            return Err(ParseError::invalid(SYNTAX, format!("missing `action` (one of {})", kinds())));
         }
-        Some(Value::String(kind)) if !KINDS.split(", ").any(|k| k.trim() == kind) => {
+        Some(Value::String(kind)) if !Action::KINDS.contains(&kind.as_str()) => {
             return Err(ParseError::invalid(
                 SYNTAX,
-                format!("unknown action `{kind}`; expected one of {KINDS}"),
+                format!("unknown action `{kind}`; expected one of {}", kinds()),
             ));
         }
         Some(Value::String(_)) => {}
