@@ -1,6 +1,8 @@
 //! `phonebench`: the command-line front end. Thin: parsing arguments, reading files, printing;
 //! the work is in the library crates.
 
+mod play;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -54,6 +56,49 @@ enum Command {
         /// SPHINX: accept near misses upstream rejects (case, blanks, spaces in coordinates).
         #[arg(long)]
         lenient: bool,
+    },
+    /// List the installed app packages.
+    Apps {
+        /// App packages folder (default: $PHONEBENCH_APPS, ./apps, or the repository's apps/).
+        #[arg(long)]
+        apps: Option<PathBuf>,
+        /// One JSON object per app.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drive the simulated phone: prints the screen, then reads one action per stdin line (any
+    /// syntax) and prints the next screen or the error. Exits 2 if any line was rejected.
+    Play {
+        /// App to open first.
+        #[arg(long)]
+        app: Option<String>,
+        /// Observation format.
+        #[arg(long, value_enum, default_value_t = FormatArg::SphinxTree)]
+        format: FormatArg,
+        /// Phone seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// App packages folder.
+        #[arg(long)]
+        apps: Option<PathBuf>,
+        /// At the end, print the rows of `APP:SQL` as JSON lines (repeatable).
+        #[arg(long)]
+        query: Vec<String>,
+        /// At the end, print the app events as JSON lines.
+        #[arg(long)]
+        events: bool,
+    },
+    /// Measure step latency (action + new observation) per app's busiest screen and reset latency.
+    Bench {
+        /// Iterations per measurement.
+        #[arg(long, default_value_t = 2000)]
+        iterations: usize,
+        /// JSON lines instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// App packages folder.
+        #[arg(long)]
+        apps: Option<PathBuf>,
     },
 }
 
@@ -151,6 +196,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if targets {
                 eprint!("{}", targets_table(&tree, &observation));
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Apps { apps, json } => {
+            play::list_apps(&play::apps_dir(apps), json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Play { app, format, seed, apps, query, events } => {
+            let options = play::PlayOptions { app, format: format.into(), seed, queries: query, events };
+            let rejected = play::play(&play::apps_dir(apps), &options)?;
+            Ok(if rejected == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_REJECTED) })
+        }
+        Command::Bench { iterations, json, apps } => {
+            play::bench(&play::apps_dir(apps), iterations.max(10), json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::ParseAction { text, syntax, to, sphinx_mode, home_is_home, lenient } => {

@@ -1,0 +1,576 @@
+//! `actions.toml`: named actions, each a list of declarative steps.
+//!
+//! Parsing checks the shape of every step (one kind per step, known keys, right types) and
+//! remembers each step's line so that checks made later (unknown screen, bad SQL, bad
+//! expression) can point at it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::{Spanned, Value};
+
+use crate::error::{LoadError, line_of, toml_error};
+
+/// A named action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionDef {
+    /// The action's name (its table name in `actions.toml`).
+    pub name: String,
+    /// Its steps, run in order.
+    pub steps: Vec<StepDef>,
+    /// Line of the action's table.
+    pub line: usize,
+}
+
+/// One step and where it is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepDef {
+    /// What the step does.
+    pub step: Step,
+    /// Line of the step in `actions.toml`.
+    pub line: usize,
+}
+
+/// `(name, minijinja expression)` pairs, in name order.
+pub type ExprArgs = Vec<(String, String)>;
+
+/// A button of a dialog or an item of a menu.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    /// The label (a minijinja template over the scope).
+    pub label: String,
+    /// The action run when it is picked; `None` just closes the dialog or menu.
+    pub action: Option<String>,
+}
+
+/// An option of a single-choice dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DialogOption {
+    /// What is shown (a template).
+    pub label: String,
+    /// The `:value` the dialog's action receives (a template).
+    pub value: String,
+}
+
+/// An alert dialog (buttons) or a single-choice dialog (options).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DialogSpec {
+    /// Title (a template).
+    pub title: Option<String>,
+    /// Message (a template).
+    pub message: Option<String>,
+    /// Buttons, left to right as drawn: negative first, positive last.
+    pub buttons: Vec<Choice>,
+    /// Options of a single-choice dialog.
+    pub options: Vec<DialogOption>,
+    /// Expression giving the value of the option shown as checked.
+    pub selected: Option<String>,
+    /// Action run with `:value` when an option is picked.
+    pub action: Option<String>,
+}
+
+/// What a step does. See `docs/app-format.md` for the semantics of each.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Run one SQL statement with parameters bound from the scope.
+    Sql {
+        /// The statement.
+        sql: String,
+    },
+    /// Stop the action unless the query's first value is true.
+    Guard {
+        /// A query whose first column of the first row decides.
+        sql: String,
+        /// Toast shown when the guard stops the action.
+        toast: Option<String>,
+    },
+    /// Push a screen.
+    Navigate {
+        /// Screen name, or an expression giving it when `dynamic`.
+        screen: String,
+        /// Whether `screen` is an expression (`navigate_by`).
+        dynamic: bool,
+        /// Screen arguments.
+        args: ExprArgs,
+    },
+    /// Replace the top screen.
+    Replace {
+        /// Screen name.
+        screen: String,
+        /// Screen arguments.
+        args: ExprArgs,
+    },
+    /// Pop screens.
+    Back {
+        /// How many.
+        count: u32,
+    },
+    /// Set screen variables.
+    Set {
+        /// Variables and their expressions.
+        vars: ExprArgs,
+    },
+    /// Empty a text field.
+    Clear {
+        /// The field's element id.
+        field: String,
+    },
+    /// Show a toast.
+    Toast {
+        /// The message (a template).
+        message: String,
+    },
+    /// Show a dialog.
+    Dialog(DialogSpec),
+    /// Show a popup menu.
+    Menu {
+        /// The menu's items.
+        items: Vec<Choice>,
+    },
+    /// Open another app (optionally a given screen with arguments); back returns here.
+    OpenApp {
+        /// The other app's id.
+        app: String,
+        /// Screen to open; the app's entry screen when `None`.
+        screen: Option<String>,
+        /// Screen arguments.
+        args: ExprArgs,
+    },
+    /// Put text on the clipboard.
+    Copy {
+        /// Expression giving the text.
+        expr: String,
+    },
+    /// Append the clipboard to a text field.
+    Paste {
+        /// The field's element id.
+        field: String,
+    },
+    /// Record an app event.
+    Emit {
+        /// Event name.
+        event: String,
+        /// Event data: names and expressions.
+        data: ExprArgs,
+    },
+}
+
+impl Step {
+    /// Every step kind's key, for messages.
+    pub const KINDS: [&'static str; 15] = [
+        "sql",
+        "guard",
+        "navigate",
+        "navigate_by",
+        "replace",
+        "back",
+        "set",
+        "clear",
+        "toast",
+        "dialog",
+        "menu",
+        "open_app",
+        "copy",
+        "paste",
+        "emit",
+    ];
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ActionRepr {
+    steps: Vec<Spanned<toml::Table>>,
+}
+
+/// Parses `actions.toml` text; `file` is used in errors.
+pub fn parse_actions(file: &Path, text: &str) -> Result<BTreeMap<String, ActionDef>, LoadError> {
+    let repr: BTreeMap<String, Spanned<ActionRepr>> =
+        toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+    let mut actions = BTreeMap::new();
+    for (name, action) in repr {
+        let line = line_of(text, action.span().start);
+        if !is_identifier(&name) {
+            return Err(LoadError::at(
+                file,
+                line,
+                format!("action name `{name}` must be letters, digits and `_`"),
+            ));
+        }
+        let mut steps = Vec::new();
+        for step in action.into_inner().steps {
+            let step_line = line_of(text, step.span().start);
+            let mut reader = StepReader { table: step.into_inner(), file, line: step_line, name: &name };
+            let parsed = reader.step()?;
+            reader.finish()?;
+            steps.push(StepDef { step: parsed, line: step_line });
+        }
+        if steps.is_empty() {
+            return Err(LoadError::at(file, line, format!("action `{name}` has no steps")));
+        }
+        actions.insert(name.clone(), ActionDef { name, steps, line });
+    }
+    Ok(actions)
+}
+
+/// Whether `name` is a plain identifier (letters, digits, `_`, not starting with a digit).
+pub fn is_identifier(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Reads one step table, consuming the keys it understands so `finish` can name the rest.
+struct StepReader<'a> {
+    table: toml::Table,
+    file: &'a Path,
+    line: usize,
+    name: &'a str,
+}
+
+impl StepReader<'_> {
+    fn error(&self, message: impl Into<String>) -> LoadError {
+        LoadError::at(self.file, self.line, format!("action `{}`: {}", self.name, message.into()))
+    }
+
+    fn step(&mut self) -> Result<Step, LoadError> {
+        // `toast` is a kind of its own and also the message of a `guard`.
+        let guard = self.table.contains_key("guard");
+        let kinds: Vec<&str> = Step::KINDS
+            .iter()
+            .copied()
+            .filter(|k| self.table.contains_key(*k) && !(guard && *k == "toast"))
+            .collect();
+        let kind = match kinds.as_slice() {
+            [kind] => *kind,
+            [] => {
+                let keys: Vec<&String> = self.table.keys().collect();
+                return Err(self.error(format!(
+                    "step has no kind (keys: {keys:?}); a step is one of: {}",
+                    Step::KINDS.join(", ")
+                )));
+            }
+            many => return Err(self.error(format!("step has several kinds {many:?}; split it into steps"))),
+        };
+        Ok(match kind {
+            "sql" => Step::Sql { sql: self.string("sql")? },
+            "guard" => Step::Guard { sql: self.string("guard")?, toast: self.opt_string("toast")? },
+            "navigate" => {
+                Step::Navigate { screen: self.string("navigate")?, dynamic: false, args: self.args("args")? }
+            }
+            "navigate_by" => Step::Navigate {
+                screen: self.string("navigate_by")?,
+                dynamic: true,
+                args: self.args("args")?,
+            },
+            "replace" => Step::Replace { screen: self.string("replace")?, args: self.args("args")? },
+            "back" => {
+                let count = match self.table.remove("back") {
+                    Some(Value::Integer(n)) if (1..=100).contains(&n) => n as u32,
+                    Some(Value::Boolean(true)) => 1,
+                    other => {
+                        return Err(self.error(format!(
+                            "`back` must be a number of screens from 1 to 100, not {}",
+                            describe(other.as_ref())
+                        )));
+                    }
+                };
+                Step::Back { count }
+            }
+            "set" => Step::Set { vars: self.args("set")? },
+            "clear" => Step::Clear { field: self.string("clear")? },
+            "toast" => Step::Toast { message: self.string("toast")? },
+            "dialog" => Step::Dialog(self.dialog()?),
+            "menu" => {
+                let mut table = self.sub_table("menu")?;
+                let items = choices(&mut table, "items").map_err(|m| self.error(format!("menu: {m}")))?;
+                if let Some(key) = table.keys().next() {
+                    return Err(self.error(format!("menu: unknown key `{key}` (expected `items`)")));
+                }
+                if items.is_empty() {
+                    return Err(self.error("menu has no `items`"));
+                }
+                Step::Menu { items }
+            }
+            "open_app" => Step::OpenApp {
+                app: self.string("open_app")?,
+                screen: self.opt_string("screen")?,
+                args: self.args("args")?,
+            },
+            "copy" => Step::Copy { expr: self.string("copy")? },
+            "paste" => Step::Paste { field: self.string("paste")? },
+            "emit" => Step::Emit { event: self.string("emit")?, data: self.args("data")? },
+            _ => return Err(self.error(format!("step kind `{kind}` is not handled"))),
+        })
+    }
+
+    fn dialog(&mut self) -> Result<DialogSpec, LoadError> {
+        let mut table = self.sub_table("dialog")?;
+        let mut take_string = |key: &str| -> Result<Option<String>, String> {
+            match table.remove(key) {
+                None => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s)),
+                Some(other) => {
+                    Err(format!("dialog `{key}` must be a string, not {}", describe(Some(&other))))
+                }
+            }
+        };
+        let title = take_string("title").map_err(|m| self.error(m))?;
+        let message = take_string("message").map_err(|m| self.error(m))?;
+        let selected = take_string("selected").map_err(|m| self.error(m))?;
+        let action = take_string("action").map_err(|m| self.error(m))?;
+        let buttons = choices(&mut table, "buttons").map_err(|m| self.error(format!("dialog: {m}")))?;
+        let options = match table.remove("choices") {
+            None => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut options = Vec::new();
+                for item in items {
+                    let Value::Table(mut t) = item else {
+                        return Err(
+                            self.error("dialog `choices` must be tables `{ label = .., value = .. }`")
+                        );
+                    };
+                    let label = match t.remove("label") {
+                        Some(Value::String(s)) => s,
+                        _ => return Err(self.error("every dialog choice needs a string `label`")),
+                    };
+                    let value = match t.remove("value") {
+                        Some(Value::String(s)) => s,
+                        Some(Value::Integer(n)) => n.to_string(),
+                        _ => return Err(self.error(format!("dialog choice `{label}` needs a `value`"))),
+                    };
+                    if let Some(key) = t.keys().next() {
+                        return Err(self.error(format!("dialog choice: unknown key `{key}`")));
+                    }
+                    options.push(DialogOption { label, value });
+                }
+                options
+            }
+            Some(other) => {
+                return Err(
+                    self.error(format!("dialog `choices` must be a list, not {}", describe(Some(&other))))
+                );
+            }
+        };
+        if let Some(key) = table.keys().next() {
+            return Err(self.error(format!(
+                "dialog: unknown key `{key}` (expected title, message, buttons, choices, selected, action)"
+            )));
+        }
+        if !options.is_empty() && action.is_none() {
+            return Err(self.error("a dialog with `choices` needs an `action` to run with `:value`"));
+        }
+        if options.is_empty() && buttons.is_empty() {
+            return Err(self.error("a dialog needs `buttons` or `choices`"));
+        }
+        if title.is_none() && message.is_none() && options.is_empty() {
+            return Err(self.error("a dialog needs a `title` or a `message`"));
+        }
+        Ok(DialogSpec { title, message, buttons, options, selected, action })
+    }
+
+    fn sub_table(&mut self, key: &str) -> Result<toml::Table, LoadError> {
+        match self.table.remove(key) {
+            Some(Value::Table(t)) => Ok(t),
+            other => Err(self.error(format!("`{key}` must be a table, not {}", describe(other.as_ref())))),
+        }
+    }
+
+    fn string(&mut self, key: &str) -> Result<String, LoadError> {
+        match self.table.remove(key) {
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),
+            Some(Value::String(_)) => Err(self.error(format!("`{key}` is empty"))),
+            other => Err(self.error(format!("`{key}` must be a string, not {}", describe(other.as_ref())))),
+        }
+    }
+
+    fn opt_string(&mut self, key: &str) -> Result<Option<String>, LoadError> {
+        if self.table.contains_key(key) { self.string(key).map(Some) } else { Ok(None) }
+    }
+
+    fn args(&mut self, key: &str) -> Result<ExprArgs, LoadError> {
+        match self.table.remove(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Table(t)) => {
+                let mut args = Vec::new();
+                for (name, value) in t {
+                    if !is_identifier(&name) {
+                        return Err(self.error(format!("`{key}` name `{name}` must be an identifier")));
+                    }
+                    match value {
+                        Value::String(expr) => args.push((name, expr)),
+                        other => {
+                            return Err(self.error(format!(
+                                "`{key}.{name}` must be an expression string (e.g. \"id\" or \"'text'\"), not {}",
+                                describe(Some(&other))
+                            )));
+                        }
+                    }
+                }
+                Ok(args)
+            }
+            Some(other) => {
+                Err(self.error(format!("`{key}` must be a table, not {}", describe(Some(&other)))))
+            }
+        }
+    }
+
+    fn finish(&self) -> Result<(), LoadError> {
+        match self.table.keys().next() {
+            Some(key) => Err(self.error(format!("unknown key `{key}` in this step"))),
+            None => Ok(()),
+        }
+    }
+}
+
+fn choices(table: &mut toml::Table, key: &str) -> Result<Vec<Choice>, String> {
+    match table.remove(key) {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .map(|item| {
+                let Value::Table(mut t) = item else {
+                    return Err(format!("`{key}` must be tables `{{ label = .., action = .. }}`"));
+                };
+                let label = match t.remove("label") {
+                    Some(Value::String(s)) if !s.is_empty() => s,
+                    _ => return Err(format!("every entry of `{key}` needs a non-empty string `label`")),
+                };
+                let action = match t.remove("action") {
+                    None => None,
+                    Some(Value::String(s)) => Some(s),
+                    Some(other) => {
+                        return Err(format!(
+                            "`{label}`: `action` must be a string, not {}",
+                            describe(Some(&other))
+                        ));
+                    }
+                };
+                if let Some(k) = t.keys().next() {
+                    return Err(format!("`{label}`: unknown key `{k}` (expected label, action)"));
+                }
+                Ok(Choice { label, action })
+            })
+            .collect(),
+        Some(other) => Err(format!("`{key}` must be a list, not {}", describe(Some(&other)))),
+    }
+}
+
+fn describe(value: Option<&Value>) -> String {
+    match value {
+        None => "missing".to_string(),
+        Some(Value::String(s)) => format!("the string {s:?}"),
+        Some(Value::Integer(n)) => format!("the number {n}"),
+        Some(Value::Float(n)) => format!("the number {n}"),
+        Some(Value::Boolean(b)) => format!("`{b}`"),
+        Some(Value::Datetime(_)) => "a date".to_string(),
+        Some(Value::Array(_)) => "a list".to_string(),
+        Some(Value::Table(_)) => "a table".to_string(),
+    }
+}
+
+/// Every action name a step refers to (dialog buttons, menu items, choice actions), with the step.
+pub fn referenced_actions(action: &ActionDef) -> Vec<(&str, &StepDef)> {
+    let mut out = Vec::new();
+    for step in &action.steps {
+        match &step.step {
+            Step::Dialog(d) => {
+                out.extend(d.buttons.iter().filter_map(|b| b.action.as_deref()).map(|a| (a, step)));
+                out.extend(d.action.as_deref().map(|a| (a, step)));
+            }
+            Step::Menu { items } => {
+                out.extend(items.iter().filter_map(|b| b.action.as_deref()).map(|a| (a, step)))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Names of the text fields that steps address (`clear`, `paste`), so a misspelt one is visible in
+/// review; they are checked at run time against the screen.
+pub fn addressed_fields(actions: &BTreeMap<String, ActionDef>) -> BTreeSet<&str> {
+    let mut out = BTreeSet::new();
+    for action in actions.values() {
+        for step in &action.steps {
+            if let Step::Clear { field } | Step::Paste { field } = &step.step {
+                out.insert(field.as_str());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<BTreeMap<String, ActionDef>, LoadError> {
+        parse_actions(Path::new("actions.toml"), text)
+    }
+
+    #[test]
+    fn parses_every_step_kind() {
+        let actions = parse(
+            r#"
+[save]
+steps = [
+  { guard = "SELECT :name <> ''", toast = "Name is required" },
+  { sql = "INSERT INTO t (name) VALUES (:name)" },
+  { replace = "detail", args = { id = "last_insert_id" } },
+  { toast = "Saved" },
+]
+[other]
+steps = [
+  { navigate = "a" }, { navigate_by = "vars.target" }, { back = 2 }, { back = true },
+  { set = { q = "''" } }, { clear = "name" },
+  { dialog = { title = "Delete?", buttons = [{ label = "Cancel" }, { label = "Delete", action = "save" }] } },
+  { dialog = { title = "Timeout", choices = [{ label = "15 s", value = 15 }], selected = "vars.t", action = "save" } },
+  { menu = { items = [{ label = "Copy", action = "save" }] } },
+  { open_app = "messages", screen = "compose", args = { to = "phone" } },
+  { copy = "text" }, { paste = "name" }, { emit = "saved", data = { id = "id" } },
+]
+"#,
+        )
+        .unwrap();
+        let save = &actions["save"];
+        assert_eq!(save.line, 2);
+        assert_eq!(save.steps.len(), 4);
+        assert_eq!(save.steps[1].line, 5);
+        assert!(
+            matches!(&save.steps[2].step, Step::Replace { screen, args } if screen == "detail" && args[0].1 == "last_insert_id")
+        );
+        let other = &actions["other"];
+        assert_eq!(other.steps.len(), 13);
+        assert!(matches!(other.steps[1].step, Step::Navigate { dynamic: true, .. }));
+        assert!(matches!(other.steps[3].step, Step::Back { count: 1 }));
+        let Step::Dialog(d) = &other.steps[7].step else { panic!() };
+        assert_eq!(d.options[0].value, "15");
+        assert_eq!(referenced_actions(other).len(), 3);
+    }
+
+    #[test]
+    fn errors_point_at_the_step() {
+        let e = parse("[a]\nsteps = [\n  { sql = \"x\" },\n  { navigate = \"b\", colour = 1 },\n]\n")
+            .unwrap_err();
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(e.message.contains("colour"), "{e}");
+        let e = parse("[a]\nsteps = [ { jump = \"b\" } ]\n").unwrap_err();
+        assert!(e.message.contains("no kind"), "{e}");
+        let e = parse("[a]\nsteps = [ { sql = \"x\", toast = \"y\" } ]\n").unwrap_err();
+        assert!(e.message.contains("several kinds"), "{e}");
+        let e = parse("[a]\nsteps = [ { sql = \"x\", args = {} } ]\n").unwrap_err();
+        assert!(e.message.contains("unknown key `args`"), "{e}");
+        let e = parse("[a]\nsteps = [ { back = 0 } ]\n").unwrap_err();
+        assert!(e.message.contains("from 1 to 100"), "{e}");
+        let e = parse("[a]\nsteps = []\n").unwrap_err();
+        assert!(e.message.contains("no steps"), "{e}");
+        let e = parse(
+            "[a]\nsteps = [ { dialog = { title = \"t\", choices = [{ label = \"x\", value = 1 }] } } ]\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("needs an `action`"), "{e}");
+        let e = parse("[a]\nsteps = [ { sql = \"x\" } ]\n[a]\nsteps = []").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+    }
+}

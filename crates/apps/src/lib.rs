@@ -1,0 +1,409 @@
+//! App packages: apps defined as data, loaded once and checked.
+//!
+//! A package is a folder (see `docs/app-format.md`): `app.toml`, `schema.sql`, `seed.sql`,
+//! `content/*.jsonl`, `screens/*.xml` templates and `actions.toml`. [`AppPackage::load`] reads
+//! it, builds the pristine database and its snapshot, compiles every template, parses every
+//! action and checks everything that can be checked without running it: each failure is a
+//! [`LoadError`] naming file and line. [`Catalog`] loads several packages and checks what
+//! crosses between them (`open_app`, `reads`).
+//!
+//! Running a package (rendering, input, state) is `phonebench-phone`'s job.
+
+pub mod actions;
+pub mod error;
+pub mod manifest;
+pub mod sql;
+pub mod templates;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use phonebench_search::{ContentIndex, FieldSpec, IndexSpec};
+use rusqlite::Connection;
+
+pub use actions::{ActionDef, Choice, DialogOption, DialogSpec, Step, StepDef};
+pub use error::LoadError;
+pub use manifest::{Manifest, SearchSpec};
+pub use templates::{DATA_KEY, DataSource, RenderData};
+
+/// The virtual clock's start: 2026-03-02 09:00:00 UTC, a Monday morning (ms since the epoch).
+pub const CLOCK_START_MS: i64 = 1_772_442_000_000;
+
+/// A loaded, checked app package.
+#[derive(Debug)]
+pub struct AppPackage {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// The folder it was loaded from.
+    pub dir: PathBuf,
+    /// Screen name → template file (partials, whose names start with `_`, are not screens).
+    pub screens: BTreeMap<String, PathBuf>,
+    /// The compiled templates (screens under `<name>.xml`, partials under their file names).
+    pub env: minijinja::Environment<'static>,
+    /// Named actions.
+    pub actions: BTreeMap<String, ActionDef>,
+    /// Path of `actions.toml`, for errors found at run time.
+    pub actions_file: PathBuf,
+    /// Read-only content indexes by name.
+    pub indexes: BTreeMap<String, Arc<ContentIndex>>,
+    /// The pristine database (after schema and seed), serialized: what every reset restores.
+    pub snapshot: Vec<u8>,
+}
+
+impl AppPackage {
+    /// The template name of a screen.
+    pub fn template_name(screen: &str) -> String {
+        format!("{screen}.xml")
+    }
+
+    /// Loads and checks the package in `dir`.
+    pub fn load(dir: &Path) -> Result<AppPackage, LoadError> {
+        let manifest_file = dir.join("app.toml");
+        let manifest_text = read(&manifest_file)?;
+        let manifest = manifest::parse_manifest(&manifest_file, &manifest_text)?;
+
+        let schema_file = dir.join("schema.sql");
+        let schema = read(&schema_file)?;
+        let seed_file = dir.join("seed.sql");
+        let seed = if seed_file.exists() { read(&seed_file)? } else { String::new() };
+        let (conn, snapshot) = sql::build_snapshot(&schema_file, &schema, &seed_file, &seed)?;
+
+        let (env, screens) = load_templates(dir)?;
+        let actions_file = dir.join("actions.toml");
+        let actions = if actions_file.exists() {
+            actions::parse_actions(&actions_file, &read(&actions_file)?)?
+        } else {
+            BTreeMap::new()
+        };
+        let mut indexes = BTreeMap::new();
+        for (name, spec) in &manifest.search {
+            let file = dir.join(&spec.file);
+            let text = fs::read_to_string(&file).map_err(|e| {
+                LoadError::at(
+                    &manifest_file,
+                    spec.line,
+                    format!("search index `{name}`: cannot read {}: {e}", file.display()),
+                )
+            })?;
+            let index_spec = IndexSpec {
+                fields: spec
+                    .fields
+                    .iter()
+                    .map(|(f, boost)| FieldSpec { name: f.clone(), boost: *boost })
+                    .collect(),
+            };
+            let index = ContentIndex::from_jsonl(&file.display().to_string(), &text, &index_spec)
+                .map_err(|e| LoadError::file(&file, e.to_string()))?;
+            indexes.insert(name.clone(), Arc::new(index));
+        }
+
+        let package = AppPackage {
+            manifest,
+            dir: dir.to_path_buf(),
+            screens,
+            env,
+            actions,
+            actions_file,
+            indexes,
+            snapshot,
+        };
+        package.check(&manifest_file, &conn)?;
+        Ok(package)
+    }
+
+    /// Checks references inside the package: entry screen, handlers named in templates, screens
+    /// and actions named by steps, SQL against the schema, expressions and message templates.
+    fn check(&self, manifest_file: &Path, conn: &Connection) -> Result<(), LoadError> {
+        if !self.screens.contains_key(&self.manifest.entry) {
+            return Err(LoadError::at(
+                manifest_file,
+                self.manifest.lines.entry,
+                format!("entry screen `{}` does not exist ({})", self.manifest.entry, self.screen_list()),
+            ));
+        }
+        for file in self.screens.values().chain(self.partial_files().iter()) {
+            let source = read(file)?;
+            for (line, attribute, action) in templates::literal_handlers(&source) {
+                if !self.actions.contains_key(action) {
+                    return Err(LoadError::at(
+                        file,
+                        line,
+                        format!("{attribute} names unknown action `{action}` ({})", self.action_list()),
+                    ));
+                }
+            }
+            if let Some(pos) = source.to_ascii_lowercase().find("'now'") {
+                return Err(LoadError::at(
+                    file,
+                    error::line_of(&source, pos),
+                    "SQL uses 'now', which reads the host clock; use phone_now() or the `now` variable",
+                ));
+            }
+        }
+        let file = &self.actions_file;
+        for action in self.actions.values() {
+            for (name, step) in actions::referenced_actions(action) {
+                if !self.actions.contains_key(name) {
+                    return Err(LoadError::at(
+                        file,
+                        step.line,
+                        format!(
+                            "action `{}` refers to unknown action `{name}` ({})",
+                            action.name,
+                            self.action_list()
+                        ),
+                    ));
+                }
+            }
+            for step in &action.steps {
+                self.check_step(conn, &action.name, step)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_step(&self, conn: &Connection, action: &str, step: &StepDef) -> Result<(), LoadError> {
+        let fail = |message: String| {
+            LoadError::at(&self.actions_file, step.line, format!("action `{action}`: {message}"))
+        };
+        let check_sql = |sql: &str| -> Result<(), LoadError> {
+            if sql::reads_host_clock(sql) {
+                return Err(fail(
+                    "SQL uses 'now', which reads the host clock; use phone_now() or :now".into(),
+                ));
+            }
+            let statements = sql::split_statements(sql);
+            if statements.len() != 1 {
+                return Err(fail(format!(
+                    "a step runs exactly one SQL statement, this has {}",
+                    statements.len()
+                )));
+            }
+            conn.prepare(sql).map(|_| ()).map_err(|e| fail(format!("SQL error: {e}")))
+        };
+        let check_expr = |expr: &str| -> Result<(), LoadError> {
+            self.env
+                .compile_expression(expr)
+                .map(|_| ())
+                .map_err(|e| fail(format!("bad expression `{expr}`: {e}")))
+        };
+        let check_template = |text: &str| -> Result<(), LoadError> {
+            self.env
+                .template_from_str(text)
+                .map(|_| ())
+                .map_err(|e| fail(format!("bad message template `{text}`: {e}")))
+        };
+        let check_screen = |screen: &str| -> Result<(), LoadError> {
+            if self.screens.contains_key(screen) {
+                Ok(())
+            } else {
+                Err(fail(format!("unknown screen `{screen}` ({})", self.screen_list())))
+            }
+        };
+        match &step.step {
+            Step::Sql { sql } => check_sql(sql)?,
+            Step::Guard { sql, toast } => {
+                check_sql(sql)?;
+                if let Some(t) = toast {
+                    check_template(t)?;
+                }
+            }
+            Step::Navigate { screen, dynamic, args } => {
+                if *dynamic {
+                    check_expr(screen)?
+                } else {
+                    check_screen(screen)?
+                }
+                args.iter().try_for_each(|(_, e)| check_expr(e))?;
+            }
+            Step::Replace { screen, args } => {
+                check_screen(screen)?;
+                args.iter().try_for_each(|(_, e)| check_expr(e))?;
+            }
+            Step::Set { vars } => vars.iter().try_for_each(|(_, e)| check_expr(e))?,
+            Step::Emit { data, .. } => data.iter().try_for_each(|(_, e)| check_expr(e))?,
+            Step::OpenApp { args, .. } => args.iter().try_for_each(|(_, e)| check_expr(e))?,
+            Step::Copy { expr } => check_expr(expr)?,
+            Step::Toast { message } => check_template(message)?,
+            Step::Dialog(d) => {
+                for text in d.title.iter().chain(d.message.iter()) {
+                    check_template(text)?;
+                }
+                for b in &d.buttons {
+                    check_template(&b.label)?;
+                }
+                for o in &d.options {
+                    check_template(&o.label)?;
+                    check_template(&o.value)?;
+                }
+                if let Some(s) = &d.selected {
+                    check_expr(s)?;
+                }
+            }
+            Step::Menu { items } => items.iter().try_for_each(|i| check_template(&i.label))?,
+            Step::Back { .. } | Step::Clear { .. } | Step::Paste { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn partial_files(&self) -> Vec<PathBuf> {
+        let Ok(entries) = fs::read_dir(self.dir.join("screens")) else { return Vec::new() };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with('_') && n.ends_with(".xml"))
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
+    fn screen_list(&self) -> String {
+        format!("screens: {}", self.screens.keys().cloned().collect::<Vec<_>>().join(", "))
+    }
+
+    fn action_list(&self) -> String {
+        if self.actions.is_empty() {
+            "there are no actions".to_string()
+        } else {
+            format!("actions: {}", self.actions.keys().cloned().collect::<Vec<_>>().join(", "))
+        }
+    }
+}
+
+fn read(file: &Path) -> Result<String, LoadError> {
+    fs::read_to_string(file).map_err(|e| LoadError::file(file, format!("cannot read: {e}")))
+}
+
+/// Compiles `screens/*.xml`: names starting with `_` are partials (for `{% include %}` and
+/// `{% import %}`), the rest are screens named by their file stem.
+fn load_templates(
+    dir: &Path,
+) -> Result<(minijinja::Environment<'static>, BTreeMap<String, PathBuf>), LoadError> {
+    let screens_dir = dir.join("screens");
+    let entries = fs::read_dir(&screens_dir)
+        .map_err(|e| LoadError::file(&screens_dir, format!("cannot list screens: {e}")))?;
+    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    let mut env = templates::new_environment();
+    let mut screens = BTreeMap::new();
+    for file in files {
+        let Some(name) = file.file_name().and_then(|n| n.to_str()).map(str::to_string) else { continue };
+        let Some(stem) = name.strip_suffix(".xml") else { continue };
+        if !stem.starts_with('_') {
+            if !actions::is_identifier(stem) {
+                return Err(LoadError::file(
+                    &file,
+                    format!("screen name `{stem}` must be letters, digits and `_`"),
+                ));
+            }
+            screens.insert(stem.to_string(), file.clone());
+        }
+        let source = read(&file)?;
+        env.add_template_owned(name.clone(), source).map_err(|e| templates::template_error(&file, &e))?;
+    }
+    if screens.is_empty() {
+        return Err(LoadError::file(&screens_dir, "no screens (`<name>.xml` files)"));
+    }
+    Ok((env, screens))
+}
+
+/// Several packages, checked together.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    apps: Vec<Arc<AppPackage>>,
+}
+
+impl Catalog {
+    /// Loads every package folder under `dir` (each sub-folder with an `app.toml`), in name order.
+    pub fn load_dir(dir: &Path) -> Result<Catalog, LoadError> {
+        let entries =
+            fs::read_dir(dir).map_err(|e| LoadError::file(dir, format!("cannot list apps: {e}")))?;
+        let mut folders: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join("app.toml").is_file())
+            .collect();
+        folders.sort();
+        if folders.is_empty() {
+            return Err(LoadError::file(dir, "no app packages (folders with an app.toml)"));
+        }
+        let apps = folders.iter().map(|f| AppPackage::load(f)).collect::<Result<Vec<_>, _>>()?;
+        Catalog::new(apps)
+    }
+
+    /// Checks `apps` together: ids are unique, `open_app` and `reads` name installed apps and
+    /// existing screens.
+    pub fn new(apps: Vec<AppPackage>) -> Result<Catalog, LoadError> {
+        let apps: Vec<Arc<AppPackage>> = apps.into_iter().map(Arc::new).collect();
+        for (i, app) in apps.iter().enumerate() {
+            if let Some(other) = apps[..i].iter().find(|o| o.manifest.id == app.manifest.id) {
+                return Err(LoadError::file(
+                    &app.dir.join("app.toml"),
+                    format!("app id `{}` is also used by {}", app.manifest.id, other.dir.display()),
+                ));
+            }
+        }
+        let find = |id: &str| apps.iter().find(|a| a.manifest.id == id);
+        for app in &apps {
+            for read in &app.manifest.reads {
+                if find(read).is_none() {
+                    return Err(LoadError::at(
+                        &app.dir.join("app.toml"),
+                        app.manifest.lines.reads,
+                        format!("`reads` names app `{read}`, which is not installed"),
+                    ));
+                }
+            }
+            for action in app.actions.values() {
+                for step in &action.steps {
+                    if let Step::OpenApp { app: target, screen, .. } = &step.step {
+                        let fail = |m: String| {
+                            LoadError::at(
+                                &app.actions_file,
+                                step.line,
+                                format!("action `{}`: {m}", action.name),
+                            )
+                        };
+                        let Some(other) = find(target) else {
+                            return Err(fail(format!(
+                                "open_app names app `{target}`, which is not installed"
+                            )));
+                        };
+                        if let Some(screen) = screen
+                            && !other.screens.contains_key(screen)
+                        {
+                            return Err(fail(format!(
+                                "app `{target}` has no screen `{screen}` ({})",
+                                other.screen_list()
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Catalog { apps })
+    }
+
+    /// The packages, in load order.
+    pub fn apps(&self) -> &[Arc<AppPackage>] {
+        &self.apps
+    }
+
+    /// The package with id `id`.
+    pub fn get(&self, id: &str) -> Option<&Arc<AppPackage>> {
+        self.apps.iter().find(|a| a.manifest.id == id)
+    }
+
+    /// A catalog of the packages whose ids are listed (in the given order), checked together.
+    pub fn subset(&self, ids: &[&str]) -> Result<Catalog, String> {
+        let mut apps = Vec::new();
+        for id in ids {
+            apps.push(self.get(id).cloned().ok_or_else(|| format!("app `{id}` is not installed"))?);
+        }
+        Ok(Catalog { apps })
+    }
+}

@@ -1,0 +1,206 @@
+//! Screen templates: the minijinja environment of a package, the functions templates read state
+//! with, and the checks made on template sources at load time.
+
+use std::fmt::{self, Write as _};
+use std::path::Path;
+use std::sync::Arc;
+
+use minijinja::value::{Kwargs, Object};
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, State, UndefinedBehavior, Value};
+
+use crate::error::{LoadError, line_of};
+
+/// Where templates read state from while a screen renders: the phone implements this over its
+/// live databases and content indexes.
+pub trait DataSource: Send + Sync + fmt::Debug {
+    /// Rows (maps from column name to value) of a read-only statement on the rendering app's
+    /// database (`app == None`) or on another app's (`query_app`).
+    fn query(&self, app: Option<&str>, sql: &str, params: &[(String, Value)]) -> Result<Vec<Value>, String>;
+    /// Hits of a content index: the stored document plus `score`.
+    fn search(&self, index: &str, text: &str, limit: usize) -> Result<Vec<Value>, String>;
+}
+
+/// The context entry through which template functions reach the [`DataSource`].
+pub const DATA_KEY: &str = "__data";
+
+/// Wraps a [`DataSource`] as a template value (put it in the context under [`DATA_KEY`]).
+#[derive(Debug)]
+pub struct RenderData(pub Arc<dyn DataSource>);
+
+impl Object for RenderData {}
+
+fn data_source(state: &State) -> Result<Arc<dyn DataSource>, Error> {
+    state
+        .lookup(DATA_KEY)
+        .and_then(|v| v.downcast_object_ref::<RenderData>().map(|d| d.0.clone()))
+        .ok_or_else(|| Error::new(ErrorKind::InvalidOperation, "no app state is available here"))
+}
+
+fn params(kwargs: &Kwargs) -> Result<Vec<(String, Value)>, Error> {
+    kwargs.args().map(|name| Ok((name.to_string(), kwargs.get::<Value>(name)?))).collect()
+}
+
+fn query_rows(state: &State, app: Option<&str>, sql: &str, kwargs: &Kwargs) -> Result<Vec<Value>, Error> {
+    let params = params(kwargs)?;
+    data_source(state)?.query(app, sql, &params).map_err(|m| Error::new(ErrorKind::InvalidOperation, m))
+}
+
+/// Formats milliseconds since the epoch (UTC) with a strftime pattern, refusing bad patterns with
+/// an error rather than a panic.
+pub fn format_datetime(ms: i64, pattern: &str) -> Result<String, String> {
+    use chrono::format::{Item, StrftimeItems};
+    let items: Vec<Item> = StrftimeItems::new(pattern).collect();
+    if items.iter().any(|i| matches!(i, Item::Error)) {
+        return Err(format!("bad datetime pattern `{pattern}`"));
+    }
+    let time =
+        chrono::DateTime::from_timestamp_millis(ms).ok_or_else(|| format!("time {ms} is out of range"))?;
+    let mut out = String::new();
+    write!(out, "{}", time.format_with_items(items.into_iter()))
+        .map_err(|_| format!("cannot format time with `{pattern}`"))?;
+    Ok(out)
+}
+
+/// A fresh environment with the phone's functions and filters and no templates.
+///
+/// Output of `.xml` templates is XML-escaped (minijinja's HTML escaping, which is valid XML), so
+/// values, including everything an agent typed, cannot change the layout's structure.
+pub fn new_environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_auto_escape_callback(
+        |name| if name.ends_with(".xml") { AutoEscape::Html } else { AutoEscape::None },
+    );
+    env.set_undefined_behavior(UndefinedBehavior::Lenient);
+    env.add_function("query", |state: &State, sql: String, kwargs: Kwargs| -> Result<Value, Error> {
+        Ok(Value::from(query_rows(state, None, &sql, &kwargs)?))
+    });
+    env.add_function("query_one", |state: &State, sql: String, kwargs: Kwargs| -> Result<Value, Error> {
+        Ok(query_rows(state, None, &sql, &kwargs)?.into_iter().next().unwrap_or(Value::from(())))
+    });
+    env.add_function("query_value", |state: &State, sql: String, kwargs: Kwargs| -> Result<Value, Error> {
+        let row = query_rows(state, None, &sql, &kwargs)?.into_iter().next();
+        Ok(match row {
+            Some(row) => match row.try_iter().ok().and_then(|mut keys| keys.next()) {
+                Some(first) => row.get_item(&first).unwrap_or(Value::from(())),
+                None => Value::from(()),
+            },
+            None => Value::from(()),
+        })
+    });
+    env.add_function(
+        "query_app",
+        |state: &State, app: String, sql: String, kwargs: Kwargs| -> Result<Value, Error> {
+            Ok(Value::from(query_rows(state, Some(&app), &sql, &kwargs)?))
+        },
+    );
+    env.add_function(
+        "search",
+        |state: &State, index: String, text: Option<String>, limit: Option<usize>| -> Result<Value, Error> {
+            let text = text.unwrap_or_default();
+            let hits = data_source(state)?
+                .search(&index, &text, limit.unwrap_or(20).min(200))
+                .map_err(|m| Error::new(ErrorKind::InvalidOperation, m))?;
+            Ok(Value::from(hits))
+        },
+    );
+    env.add_filter("datetime", |ms: i64, pattern: String| -> Result<String, Error> {
+        format_datetime(ms, &pattern).map_err(|m| Error::new(ErrorKind::InvalidOperation, m))
+    });
+    env
+}
+
+/// Turns a minijinja error into a [`LoadError`] at the template file and line it names.
+pub fn template_error(file: &Path, err: &Error) -> LoadError {
+    let mut message = err.kind().to_string();
+    if let Some(detail) = err.detail() {
+        message = format!("{message}: {detail}");
+    }
+    match err.line() {
+        Some(line) => LoadError::at(file, line, message),
+        None => LoadError::file(file, message),
+    }
+}
+
+/// The event attributes a layout element may carry.
+pub const EVENT_ATTRIBUTES: [&str; 4] = ["on-click", "on-long-click", "on-change", "on-submit"];
+
+/// Every literal event handler in a template source (`on-click="save"`), with its line, so a
+/// misspelt action name fails at load time. Values computed by the template (`{{ }}`) are checked
+/// when the screen renders.
+pub fn literal_handlers(source: &str) -> Vec<(usize, &str, &str)> {
+    let mut out = Vec::new();
+    for attribute in EVENT_ATTRIBUTES {
+        let needle = format!("{attribute}=\"");
+        let mut from = 0;
+        while let Some(pos) = source[from..].find(&needle) {
+            let at = from + pos;
+            let value_start = at + needle.len();
+            from = value_start;
+            let boundary = at == 0 || source.as_bytes()[at - 1].is_ascii_whitespace();
+            let Some(len) = source[value_start..].find('"') else { break };
+            let value = &source[value_start..value_start + len];
+            if boundary && !value.contains('{') {
+                out.push((line_of(source, at), attribute, value));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datetime_formats_and_refuses_bad_patterns() {
+        // 2026-03-02 09:00:00 UTC
+        assert_eq!(format_datetime(1_772_442_000_000, "%Y-%m-%d %H:%M").unwrap(), "2026-03-02 09:00");
+        assert_eq!(format_datetime(1_772_442_000_000, "%b %-d").unwrap(), "Mar 2");
+        assert!(format_datetime(0, "%Q").is_err());
+    }
+
+    #[test]
+    fn finds_literal_handlers_with_lines() {
+        let src =
+            "<A on-click=\"open\"/>\n<B data-on-click=\"x\" on-change=\"{{ a }}\"\n on-submit=\"send\"/>";
+        assert_eq!(literal_handlers(src), vec![(1, "on-click", "open"), (3, "on-submit", "send")]);
+    }
+
+    #[test]
+    fn xml_templates_escape_values() {
+        let mut env = new_environment();
+        env.add_template_owned("s.xml", "<T text=\"{{ v }}\"/>").unwrap();
+        let out = env
+            .get_template("s.xml")
+            .unwrap()
+            .render(minijinja::context! { v => "\"/><X a=\"{{ 7*7 }}" })
+            .unwrap();
+        assert!(roxmltree::Document::parse(&out).is_ok() || !out.contains("<X"), "{out}");
+        assert!(!out.contains("<X"), "{out}");
+    }
+}
+
+#[cfg(test)]
+mod data_tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Fixed;
+    impl DataSource for Fixed {
+        fn query(&self, _: Option<&str>, sql: &str, _: &[(String, Value)]) -> Result<Vec<Value>, String> {
+            Ok(vec![Value::from(sql.to_string())])
+        }
+        fn search(&self, _: &str, _: &str, _: usize) -> Result<Vec<Value>, String> {
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn functions_reach_the_data_source() {
+        let mut env = new_environment();
+        env.add_template_owned("s.xml", "{% set rows = query('x') %}{{ rows[0] }}").unwrap();
+        let ctx = Value::from_pairs([(DATA_KEY, Value::from_object(RenderData(Arc::new(Fixed))))]);
+        assert_eq!(env.get_template("s.xml").unwrap().render(ctx).unwrap(), "x");
+    }
+}

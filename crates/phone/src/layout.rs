@@ -1,0 +1,393 @@
+//! Layout: views to rectangles, with taffy's flexbox and text measured by `phonebench-text`.
+//!
+//! Android's LinearLayout maps onto flexbox: orientation is the flex direction, `weight` is
+//! flex-grow from a zero basis, and children do not shrink along a vertical axis (a column
+//! overflows; its scroll container clips). Scroll containers shrink to fit the space they are
+//! given (Android measures them AT_MOST) and lay their children out at full height.
+
+use phonebench_text::{TextStyle, measure};
+use taffy::prelude::*;
+
+use crate::view::{Align, Axis, Dim, Kind, View, dp};
+
+/// A rectangle in px.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Rect {
+    /// Left edge.
+    pub x: f32,
+    /// Top edge.
+    pub y: f32,
+    /// Width.
+    pub w: f32,
+    /// Height.
+    pub h: f32,
+}
+
+/// A laid-out view tree, flattened in pre-order.
+#[derive(Debug)]
+pub struct LaidOut<'a> {
+    /// The views, pre-order.
+    pub views: Vec<&'a View>,
+    /// Parent of each view (`None` for the root).
+    pub parents: Vec<Option<usize>>,
+    /// Absolute rectangle of each view, before any scrolling or clipping.
+    pub rects: Vec<Rect>,
+    /// For scroll containers: how far the content can scroll (content height − viewport height).
+    pub max_scroll: Vec<f32>,
+}
+
+/// Line height as a multiple of text size; close to Roboto's on Android.
+const LINE_HEIGHT: f32 = 1.2;
+
+fn text_style(view: &View) -> Option<(TextStyle, Option<u32>)> {
+    view.look.map(|l| (TextStyle { size_px: l.size_px, bold: l.bold, line_height: LINE_HEIGHT }, l.max_lines))
+}
+
+/// The string a view's size follows (a text field's hint while it is empty).
+fn measured_text(view: &View) -> &str {
+    match (view.kind, view.text.is_empty(), &view.hint) {
+        (Kind::Edit, true, Some(hint)) => hint,
+        _ => &view.text,
+    }
+}
+
+/// Room taken by the control drawn beside a toggle's or radio button's text.
+fn control_width(view: &View) -> f32 {
+    match (view.kind, view.class.ends_with("Switch")) {
+        (Kind::Toggle, true) => dp(52.0),
+        (Kind::Toggle | Kind::Radio, _) => dp(40.0),
+        _ => 0.0,
+    }
+}
+
+fn dimension(d: Dim) -> Dimension {
+    match d {
+        Dim::Wrap => Dimension::auto(),
+        Dim::Match => Dimension::percent(1.0),
+        Dim::Px(px) => Dimension::length(px),
+        Dim::Fraction(f) => Dimension::percent(f),
+    }
+}
+
+fn align_items(a: Align) -> AlignItems {
+    match a {
+        Align::Start => AlignItems::FLEX_START,
+        Align::Center => AlignItems::CENTER,
+        Align::End => AlignItems::FLEX_END,
+        Align::Stretch => AlignItems::STRETCH,
+    }
+}
+
+fn justify(a: Align) -> JustifyContent {
+    match a {
+        Align::Start => JustifyContent::FLEX_START,
+        Align::Center => JustifyContent::CENTER,
+        Align::End => JustifyContent::FLEX_END,
+        Align::Stretch => JustifyContent::SPACE_BETWEEN,
+    }
+}
+
+fn lp(px: f32) -> LengthPercentage {
+    LengthPercentage::length(px)
+}
+
+fn style_of(view: &View, parent: Option<&View>, stacked: bool) -> Style {
+    let s = &view.style;
+    let mut style = Style {
+        display: Display::Flex,
+        flex_direction: match s.axis {
+            Axis::Horizontal => FlexDirection::Row,
+            Axis::Vertical | Axis::Stack => FlexDirection::Column,
+        },
+        size: Size { width: dimension(s.width), height: dimension(s.height) },
+        padding: taffy::Rect {
+            left: lp(s.padding.left),
+            right: lp(s.padding.right),
+            top: lp(s.padding.top),
+            bottom: lp(s.padding.bottom),
+        },
+        margin: taffy::Rect {
+            left: LengthPercentageAuto::length(s.margin.left),
+            right: LengthPercentageAuto::length(s.margin.right),
+            top: LengthPercentageAuto::length(s.margin.top),
+            bottom: LengthPercentageAuto::length(s.margin.bottom),
+        },
+        align_items: align_items(s.align),
+        justify_content: justify(s.justify),
+        gap: match s.axis {
+            Axis::Horizontal => Size { width: lp(s.gap), height: lp(0.0) },
+            _ => Size { width: lp(0.0), height: lp(s.gap) },
+        },
+        flex_grow: s.weight,
+        ..Style::default()
+    };
+    if s.min_height > 0.0 {
+        style.min_size.height = LengthPercentageAuto::length(s.min_height);
+    }
+    if s.weight > 0.0 {
+        style.flex_basis = Dimension::length(0.0);
+    }
+    let parent_axis = parent.map(|p| p.style.axis);
+    let parent_scrolls = parent.is_some_and(|p| p.kind == Kind::Scroll);
+    style.flex_shrink = if parent_scrolls {
+        0.0
+    } else if view.kind == Kind::Scroll || s.weight > 0.0 || parent_axis == Some(Axis::Horizontal) {
+        1.0
+    } else {
+        0.0
+    };
+    if view.kind == Kind::Scroll {
+        style.overflow = taffy::Point { x: taffy::Overflow::Visible, y: taffy::Overflow::Scroll };
+        style.scrollbar_width = 0.0;
+        style.min_size.height = LengthPercentageAuto::length(0.0);
+    }
+    if parent_axis == Some(Axis::Horizontal) && view.shows_text() {
+        // Text in a row may wrap instead of pushing its siblings off screen.
+        style.min_size.width = LengthPercentageAuto::length(0.0);
+    }
+    if stacked {
+        style.position = Position::Absolute;
+    }
+    style
+}
+
+/// A text view's size for the space layout offers it.
+fn measure_view(view: &View, known: Size<Option<f32>>, available: Size<AvailableSpace>) -> Size<f32> {
+    let extra = control_width(view);
+    let max_width = known.width.or(match available.width {
+        AvailableSpace::Definite(w) => Some(w),
+        _ => None,
+    });
+    let size = match text_style(view) {
+        Some((style, lines)) => {
+            let text = measured_text(view);
+            if text.is_empty() && extra > 0.0 {
+                phonebench_text::TextSize { width: 0.0, height: 0.0, lines: 0 }
+            } else {
+                // A text field grows to four lines, as a multi-line EditText does by default.
+                let lines = if view.kind == Kind::Edit {
+                    lines.or(Some(if view.password { 1 } else { 4 }))
+                } else {
+                    lines
+                };
+                measure(text, &style, max_width.map(|w| (w - extra).max(1.0)), lines)
+            }
+        }
+        None => phonebench_text::TextSize { width: 0.0, height: 0.0, lines: 0 },
+    };
+    let width = size.width.ceil() + extra;
+    let height = if extra > 0.0 { size.height.ceil().max(dp(32.0)) } else { size.height.ceil() };
+    Size { width: known.width.unwrap_or(width), height: known.height.unwrap_or(height) }
+}
+
+/// Lays `root` out in `area` (the window's content rectangle). With `fill`, the root takes the
+/// whole area (an app's screen); without, it takes its own size within it (a dialog).
+pub fn layout(root: &View, area: Rect, fill: bool) -> Result<LaidOut<'_>, String> {
+    let mut views: Vec<&View> = Vec::new();
+    let mut parents: Vec<Option<usize>> = Vec::new();
+    let mut stacked: Vec<bool> = Vec::new();
+    let mut stack: Vec<(&View, Option<usize>, bool)> = vec![(root, None, false)];
+    while let Some((view, parent, is_stacked)) = stack.pop() {
+        let index = views.len();
+        views.push(view);
+        parents.push(parent);
+        stacked.push(is_stacked);
+        let stack_children = view.style.axis == Axis::Stack;
+        for (i, child) in view.children.iter().enumerate().rev() {
+            stack.push((child, Some(index), stack_children && i > 0));
+        }
+    }
+
+    let mut tree: TaffyTree<usize> = TaffyTree::with_capacity(views.len());
+    let mut ids: Vec<NodeId> = Vec::with_capacity(views.len());
+    for (i, view) in views.iter().enumerate() {
+        let parent = parents[i].map(|p| views[p]);
+        let style = style_of(view, parent, stacked[i]);
+        let id = if view.shows_text() || matches!(view.kind, Kind::Toggle | Kind::Radio) {
+            tree.new_leaf_with_context(style, i)
+        } else {
+            tree.new_leaf(style)
+        }
+        .map_err(|e| format!("layout: {e}"))?;
+        ids.push(id);
+    }
+    for (i, parent) in parents.iter().enumerate() {
+        if let Some(p) = parent {
+            tree.add_child(ids[*p], ids[i]).map_err(|e| format!("layout: {e}"))?;
+        }
+    }
+    let root_id = ids[0];
+    let mut root_style = style_of(root, None, false);
+    if fill {
+        root_style.size = Size { width: Dimension::length(area.w), height: Dimension::length(area.h) };
+    } else {
+        root_style.max_size = Size {
+            width: LengthPercentageAuto::length(area.w),
+            height: LengthPercentageAuto::length(area.h),
+        };
+    }
+    tree.set_style(root_id, root_style).map_err(|e| format!("layout: {e}"))?;
+
+    let available =
+        Size { width: AvailableSpace::Definite(area.w), height: AvailableSpace::Definite(area.h) };
+    tree.compute_layout_with_measure(root_id, available, |inputs, _node, context, style| {
+        let index = context.map(|c| *c);
+        taffy::compute_leaf_layout(
+            inputs,
+            style,
+            |_, _| 0.0,
+            |known, available| match index {
+                Some(index) => measure_view(views[index], known, available),
+                None => Size::ZERO,
+            },
+        )
+    })
+    .map_err(|e| format!("layout: {e}"))?;
+
+    let mut rects = vec![Rect::default(); views.len()];
+    let mut max_scroll = vec![0.0f32; views.len()];
+    for i in 0..views.len() {
+        let l = tree.layout(ids[i]).map_err(|e| format!("layout: {e}"))?;
+        let (px, py) = match parents[i] {
+            Some(p) => (rects[p].x, rects[p].y),
+            None => (area.x, area.y),
+        };
+        let mut rect = Rect { x: px + l.location.x, y: py + l.location.y, w: l.size.width, h: l.size.height };
+        if stacked[i]
+            && let Some(p) = parents[i]
+        {
+            // FrameLayout gravity: place the overlay child against the parent's padding box.
+            let parent = views[p];
+            let pr = rects[p];
+            let pad = parent.style.padding;
+            let m = views[i].style.margin;
+            let (gh, gv) = views[i].style.gravity;
+            rect.x = match gh {
+                Align::End => pr.x + pr.w - pad.right - m.right - rect.w,
+                Align::Center => pr.x + (pr.w - rect.w) / 2.0,
+                _ => pr.x + pad.left + m.left,
+            };
+            rect.y = match gv {
+                Align::End => pr.y + pr.h - pad.bottom - m.bottom - rect.h,
+                Align::Center => pr.y + (pr.h - rect.h) / 2.0,
+                _ => pr.y + pad.top + m.top,
+            };
+        }
+        rects[i] = rect;
+        if views[i].kind == Kind::Scroll {
+            // Content height: the lowest child edge plus the container's bottom padding.
+            let mut content = 0.0f32;
+            for child in tree.children(ids[i]).map_err(|e| format!("layout: {e}"))? {
+                let c = tree.layout(child).map_err(|e| format!("layout: {e}"))?;
+                content = content.max(c.location.y + c.size.height + c.margin.bottom);
+            }
+            content += l.padding.bottom;
+            max_scroll[i] = (content - l.size.height).max(0.0).round();
+        }
+    }
+    Ok(LaidOut { views, parents, rects, max_scroll })
+}
+
+/// The owned part of a layout (everything but the view references), kept between renders of a
+/// screen whose content did not change.
+#[derive(Debug, Clone)]
+pub struct Boxes {
+    parents: Vec<Option<usize>>,
+    rects: Vec<Rect>,
+    max_scroll: Vec<f32>,
+}
+
+impl<'a> LaidOut<'a> {
+    /// The owned part, to keep.
+    pub fn boxes(&self) -> Boxes {
+        Boxes {
+            parents: self.parents.clone(),
+            rects: self.rects.clone(),
+            max_scroll: self.max_scroll.clone(),
+        }
+    }
+
+    /// A layout made earlier for `root` (the same view tree) from its kept boxes.
+    pub fn from_boxes(root: &'a View, boxes: &Boxes) -> LaidOut<'a> {
+        let mut views = Vec::with_capacity(boxes.rects.len());
+        let mut stack = vec![root];
+        while let Some(view) = stack.pop() {
+            views.push(view);
+            stack.extend(view.children.iter().rev());
+        }
+        LaidOut {
+            views,
+            parents: boxes.parents.clone(),
+            rects: boxes.rects.clone(),
+            max_scroll: boxes.max_scroll.clone(),
+        }
+    }
+}
+
+impl LaidOut<'_> {
+    /// Moves every rectangle by `(dx, dy)` (to centre a dialog, anchor a menu).
+    pub fn translate(&mut self, dx: f32, dy: f32) {
+        for r in &mut self.rects {
+            r.x += dx;
+            r.y += dy;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::markup::parse_layout;
+
+    fn lay(xml: &str) -> (View, Vec<Rect>, Vec<f32>) {
+        let view = parse_layout(xml, "p").unwrap();
+        let out = layout(&view, Rect { x: 0.0, y: 84.0, w: 1080.0, h: 2190.0 }, true).unwrap();
+        let rects = out.rects.clone();
+        let max = out.max_scroll.clone();
+        (view, rects, max)
+    }
+
+    #[test]
+    fn toolbar_list_and_weight() {
+        let mut rows = String::new();
+        for i in 0..40 {
+            rows.push_str(&format!("<TextView text=\"Row {i}\" height=\"72\"/>"));
+        }
+        let (_, rects, max) = lay(&format!(
+            "<LinearLayout><Toolbar><TextView text=\"Title\" size=\"20\"/></Toolbar><RecyclerView>{rows}</RecyclerView><Button text=\"OK\"/></LinearLayout>"
+        ));
+        // Toolbar: 56 dp at the top of the area.
+        assert_eq!(rects[1], Rect { x: 0.0, y: 84.0, w: 1080.0, h: 147.0 });
+        // The list fills what the toolbar and the button leave; its rows keep their height.
+        let list = rects[3];
+        let button = *rects.last().unwrap();
+        assert_eq!(list.y, 84.0 + 147.0);
+        assert_eq!(list.y + list.h, button.y);
+        assert_eq!(button.y + button.h, 84.0 + 2190.0);
+        assert_eq!(rects[4].h, 189.0);
+        assert_eq!(max[3], 40.0 * 189.0 - list.h);
+    }
+
+    #[test]
+    fn text_wraps_in_rows_and_grows_the_row() {
+        let long = "word ".repeat(60);
+        let (_, rects, _) = lay(&format!(
+            "<LinearLayout><LinearLayout orientation=\"horizontal\"><ImageView/><TextView text=\"{long}\" weight=\"1\"/></LinearLayout></LinearLayout>"
+        ));
+        let text = rects[3];
+        assert!(text.x >= dp(40.0) - 1.0);
+        assert!(text.x + text.w <= 1080.0 + 0.5, "{text:?}");
+        assert!(text.h > 3.0 * 42.0, "wrapped text is several lines high: {text:?}");
+        assert_eq!(rects[1].h, text.h);
+    }
+
+    #[test]
+    fn frame_layout_places_overlays_by_gravity() {
+        let (_, rects, _) = lay(
+            "<FrameLayout width=\"match\" height=\"match\"><LinearLayout height=\"match\"/><ImageButton gravity=\"bottom|end\" margin=\"16\"/></FrameLayout>",
+        );
+        let fab = rects[2];
+        assert_eq!(fab.x + fab.w, 1080.0 - dp(16.0));
+        assert_eq!(fab.y + fab.h, 84.0 + 2190.0 - dp(16.0));
+    }
+}

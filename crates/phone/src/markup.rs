@@ -1,0 +1,338 @@
+//! Layout XML (what a screen template renders) to [`View`]s.
+//!
+//! Every attribute is checked: an unknown one, or a value of the wrong shape, is an error naming
+//! the element and its line in the rendered output, because a silently ignored typo in a layout
+//! would change what agents see.
+
+use crate::view::{Align, Axis, Dim, Edges, Handler, Kind, TextLook, View, dp};
+
+/// Tag → (Android class, kind, axis for containers).
+const TAGS: &[(&str, &str, Kind, Axis)] = &[
+    ("LinearLayout", "android.widget.LinearLayout", Kind::Group, Axis::Vertical),
+    ("FrameLayout", "android.widget.FrameLayout", Kind::Group, Axis::Stack),
+    ("ViewGroup", "android.view.ViewGroup", Kind::Group, Axis::Vertical),
+    ("Toolbar", "androidx.appcompat.widget.Toolbar", Kind::Group, Axis::Horizontal),
+    ("ScrollView", "android.widget.ScrollView", Kind::Scroll, Axis::Vertical),
+    ("RecyclerView", "androidx.recyclerview.widget.RecyclerView", Kind::Scroll, Axis::Vertical),
+    ("TextView", "android.widget.TextView", Kind::Text, Axis::Vertical),
+    ("Button", "android.widget.Button", Kind::Text, Axis::Vertical),
+    ("ImageButton", "android.widget.ImageButton", Kind::Image, Axis::Vertical),
+    ("ImageView", "android.widget.ImageView", Kind::Image, Axis::Vertical),
+    ("EditText", "android.widget.EditText", Kind::Edit, Axis::Vertical),
+    ("Switch", "android.widget.Switch", Kind::Toggle, Axis::Vertical),
+    ("CheckBox", "android.widget.CheckBox", Kind::Toggle, Axis::Vertical),
+    ("RadioButton", "android.widget.RadioButton", Kind::Radio, Axis::Vertical),
+    ("SeekBar", "android.widget.SeekBar", Kind::Seek, Axis::Vertical),
+    ("View", "android.view.View", Kind::Group, Axis::Vertical),
+];
+
+/// Parses rendered layout XML into a view tree. `package` prefixes plain ids.
+pub fn parse_layout(xml: &str, package: &str) -> Result<View, String> {
+    let doc = roxmltree::Document::parse(xml).map_err(|e| format!("the rendered layout is not XML: {e}"))?;
+    let root = doc.root_element();
+    let mut stack: Vec<(roxmltree::Node, usize)> = Vec::new();
+    // Iterative build (templates can nest deeply): `built` collects finished views per depth.
+    let mut built: Vec<Vec<View>> = vec![Vec::new()];
+    let mut pending: Vec<View> = Vec::new();
+    stack.push((root, 0));
+    while let Some((node, child_index)) = stack.pop() {
+        if child_index == 0 {
+            let view = element(&doc, node, package)?;
+            pending.push(view);
+            built.push(Vec::new());
+        }
+        let children: Vec<roxmltree::Node> = node.children().filter(|c| c.is_element()).collect();
+        if let Some(&child) = children.get(child_index) {
+            stack.push((node, child_index + 1));
+            stack.push((child, 0));
+        } else {
+            let children = built.pop().unwrap_or_default();
+            let mut view = pending.pop().ok_or("layout nesting is inconsistent")?;
+            if !children.is_empty() && !matches!(view.kind, Kind::Group | Kind::Scroll) {
+                return Err(format!(
+                    "line {}: <{}> cannot have child elements",
+                    doc.text_pos_at(node.range().start).row,
+                    node.tag_name().name()
+                ));
+            }
+            view.children = children;
+            match built.last_mut() {
+                Some(level) => level.push(view),
+                None => return Err("layout nesting is inconsistent".into()),
+            }
+        }
+    }
+    built.pop().and_then(|mut v| v.pop()).ok_or_else(|| "the layout is empty".to_string())
+}
+
+fn element(doc: &roxmltree::Document, node: roxmltree::Node, package: &str) -> Result<View, String> {
+    let tag = node.tag_name().name();
+    let line = doc.text_pos_at(node.range().start).row;
+    let fail = |m: String| format!("line {line}: <{tag}>: {m}");
+    let (class, kind, axis) = match TAGS.iter().find(|(t, ..)| *t == tag) {
+        Some((_, class, kind, axis)) => (class.to_string(), *kind, *axis),
+        None if tag.contains('.') => (tag.to_string(), Kind::Group, Axis::Vertical),
+        None => {
+            let known: Vec<&str> = TAGS.iter().map(|t| t.0).collect();
+            return Err(fail(format!(
+                "unknown element (use one of {} or a full class name)",
+                known.join(", ")
+            )));
+        }
+    };
+    let mut view = View::new(&class, kind);
+    view.style.axis = axis;
+    defaults(&mut view, tag);
+    for attr in node.attributes() {
+        let (name, value) = (attr.name(), attr.value());
+        let set = apply_attribute(&mut view, name, value, package);
+        set.map_err(|m| fail(format!("attribute `{name}`: {m}")))?;
+    }
+    if let Some(look) = &mut view.look
+        && let Some(size) = node.attribute("size")
+    {
+        let sp: f32 = number(size)?;
+        look.size_px = dp(sp);
+    }
+    Ok(view)
+}
+
+fn defaults(view: &mut View, tag: &str) {
+    let look = |sp: f32| Some(TextLook { size_px: dp(sp), bold: false, max_lines: None });
+    match tag {
+        "TextView" => view.look = look(14.0),
+        "Button" => {
+            view.look = look(14.0);
+            view.clickable = true;
+            view.style.min_height = dp(48.0);
+            view.style.padding = Edges { top: dp(10.0), bottom: dp(10.0), left: dp(16.0), right: dp(16.0) };
+            if let Some(l) = &mut view.look {
+                l.bold = true;
+            }
+        }
+        "EditText" => {
+            view.look = look(16.0);
+            view.style.min_height = dp(48.0);
+            view.style.padding = Edges { top: dp(12.0), bottom: dp(12.0), left: dp(4.0), right: dp(4.0) };
+        }
+        "Switch" | "CheckBox" | "RadioButton" => {
+            view.look = look(14.0);
+            view.style.min_height = dp(32.0);
+        }
+        "ImageButton" => {
+            view.clickable = true;
+            view.style.width = Dim::Px(dp(48.0));
+            view.style.height = Dim::Px(dp(48.0));
+        }
+        "ImageView" => {
+            view.style.width = Dim::Px(dp(40.0));
+            view.style.height = Dim::Px(dp(40.0));
+        }
+        "SeekBar" => {
+            view.style.width = Dim::Match;
+            view.style.height = Dim::Px(dp(48.0));
+        }
+        "Toolbar" => {
+            view.style.width = Dim::Match;
+            view.style.height = Dim::Px(dp(56.0));
+            view.style.align = Align::Center;
+            view.style.padding = Edges { left: dp(4.0), right: dp(4.0), ..Edges::default() };
+        }
+        _ => {}
+    }
+}
+
+fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str) -> Result<(), String> {
+    let handler = |v: &str| -> Result<Option<Handler>, String> {
+        if v.is_empty() {
+            Ok(None)
+        } else if phonebench_apps::actions::is_identifier(v) {
+            Ok(Some(Handler::App(v.to_string())))
+        } else {
+            Err(format!("`{v}` is not an action name"))
+        }
+    };
+    match name {
+        "id" => {
+            if value.is_empty() {
+                return Ok(());
+            }
+            view.resource_id =
+                if value.contains(":id/") { value.to_string() } else { format!("{package}:id/{value}") };
+            view.id = Some(value.to_string());
+        }
+        "text" => view.text = value.to_string(),
+        "desc" => view.desc = value.to_string(),
+        "hint" => view.hint = Some(value.to_string()),
+        "value" => {
+            if view.kind == Kind::Seek {
+                view.seek.0 = number::<i64>(value)?;
+            } else {
+                view.value = Some(value.to_string());
+            }
+        }
+        "scroll" => {
+            view.start_at_end = match value.trim() {
+                "end" => true,
+                "start" => false,
+                other => return Err(format!("`{other}` is not `start` or `end`")),
+            }
+        }
+        "max" => view.seek.1 = number::<i64>(value)?.max(1),
+        "enabled" => view.enabled = boolean(value)?,
+        "checked" => view.checked = boolean(value)?,
+        "selected" => view.selected = boolean(value)?,
+        "password" => view.password = boolean(value)?,
+        "clickable" => view.clickable = boolean(value)?,
+        "copyable" => view.hooks.copyable = boolean(value)?,
+        "focus" => view.focus = boolean(value)?,
+        "on-click" => view.hooks.on_click = handler(value)?,
+        "on-long-click" => view.hooks.on_long_click = handler(value)?,
+        "on-change" => view.hooks.on_change = handler(value)?,
+        "on-submit" => view.hooks.on_submit = handler(value)?,
+        "orientation" => {
+            view.style.axis = match value {
+                "vertical" => Axis::Vertical,
+                "horizontal" => Axis::Horizontal,
+                _ => return Err(format!("`{value}` is not `vertical` or `horizontal`")),
+            }
+        }
+        "width" => view.style.width = dim(value)?,
+        "height" => view.style.height = dim(value)?,
+        "weight" => view.style.weight = number::<f32>(value)?.max(0.0),
+        "padding" => view.style.padding = edges(value)?,
+        "margin" => view.style.margin = edges(value)?,
+        "gap" => view.style.gap = dp(number(value)?),
+        "align" => view.style.align = align(value)?,
+        "justify" => view.style.justify = align(value)?,
+        "gravity" => {
+            let mut gravity = (Align::Start, Align::Start);
+            for part in value.split('|') {
+                match part.trim() {
+                    "top" => gravity.1 = Align::Start,
+                    "bottom" => gravity.1 = Align::End,
+                    "start" | "left" => gravity.0 = Align::Start,
+                    "end" | "right" => gravity.0 = Align::End,
+                    "center" => gravity = (Align::Center, Align::Center),
+                    "center_horizontal" => gravity.0 = Align::Center,
+                    "center_vertical" => gravity.1 = Align::Center,
+                    other => {
+                        return Err(format!("`{other}` is not a gravity (top, bottom, start, end, center)"));
+                    }
+                }
+            }
+            view.style.gravity = gravity;
+        }
+        "size" => {
+            if view.look.is_none() {
+                return Err("only text views take a text size".into());
+            }
+        }
+        "bold" => match &mut view.look {
+            Some(look) => look.bold = boolean(value)?,
+            None => return Err("only text views take `bold`".into()),
+        },
+        "lines" => match &mut view.look {
+            Some(look) => look.max_lines = Some(number::<u32>(value)?.max(1)),
+            None => return Err("only text views take `lines`".into()),
+        },
+        _ => {
+            if let Some(arg) = name.strip_prefix("arg-") {
+                let arg = arg.replace('-', "_");
+                if !phonebench_apps::actions::is_identifier(&arg) {
+                    return Err(format!("`{arg}` is not an argument name"));
+                }
+                view.hooks.args.insert(arg, value.to_string());
+            } else {
+                return Err("unknown attribute (see docs/app-format.md)".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn boolean(value: &str) -> Result<bool, String> {
+    match value.trim() {
+        "true" | "1" => Ok(true),
+        "false" | "0" | "" => Ok(false),
+        other => Err(format!("`{other}` is not true or false")),
+    }
+}
+
+fn number<T: std::str::FromStr>(value: &str) -> Result<T, String> {
+    value.trim().parse::<T>().map_err(|_| format!("`{value}` is not a number"))
+}
+
+fn dim(value: &str) -> Result<Dim, String> {
+    match value.trim() {
+        "match" | "match_parent" | "fill" => Ok(Dim::Match),
+        "wrap" | "wrap_content" | "" => Ok(Dim::Wrap),
+        v => {
+            if let Some(p) = v.strip_suffix('%') {
+                Ok(Dim::Fraction((number::<f32>(p)? / 100.0).clamp(0.0, 1.0)))
+            } else {
+                Ok(Dim::Px(dp(number::<f32>(v.strip_suffix("dp").unwrap_or(v))?.max(0.0))))
+            }
+        }
+    }
+}
+
+fn edges(value: &str) -> Result<Edges, String> {
+    let parts = value.split_whitespace().map(|p| number::<f32>(p).map(dp)).collect::<Result<Vec<_>, _>>()?;
+    match parts.as_slice() {
+        [a] => Ok(Edges { top: *a, right: *a, bottom: *a, left: *a }),
+        [v, h] => Ok(Edges { top: *v, right: *h, bottom: *v, left: *h }),
+        [t, r, b, l] => Ok(Edges { top: *t, right: *r, bottom: *b, left: *l }),
+        _ => Err(format!("`{value}` is not 1, 2 or 4 numbers of dp")),
+    }
+}
+
+fn align(value: &str) -> Result<Align, String> {
+    match value.trim() {
+        "start" | "top" | "left" => Ok(Align::Start),
+        "center" => Ok(Align::Center),
+        "end" | "bottom" | "right" => Ok(Align::End),
+        "stretch" | "space-between" => Ok(Align::Stretch),
+        other => Err(format!("`{other}` is not start, center, end or stretch")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tags_attributes_and_nesting() {
+        let v = parse_layout(
+            r#"<LinearLayout id="root"><Toolbar><TextView id="title" text="Contacts" size="20" bold="true"/></Toolbar>
+            <RecyclerView id="list" weight="1"><TextView text="A" on-click="open" arg-contact-id="7"/></RecyclerView>
+            <com.example.Custom/></LinearLayout>"#,
+            "com.x",
+        )
+        .unwrap();
+        assert_eq!(v.resource_id, "com.x:id/root");
+        assert_eq!(v.children.len(), 3);
+        let title = &v.children[0].children[0];
+        assert_eq!(title.class, "android.widget.TextView");
+        assert_eq!(title.look.unwrap().size_px, dp(20.0));
+        assert!(title.look.unwrap().bold);
+        let row = &v.children[1].children[0];
+        assert_eq!(row.hooks.on_click, Some(Handler::App("open".into())));
+        assert_eq!(row.hooks.args["contact_id"], "7");
+        assert_eq!(v.children[2].class, "com.example.Custom");
+    }
+
+    #[test]
+    fn errors_name_line_element_and_attribute() {
+        let e = parse_layout("<LinearLayout>\n<TextView colour=\"red\"/></LinearLayout>", "p").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("TextView") && e.contains("colour"), "{e}");
+        let e = parse_layout("<Blob/>", "p").unwrap_err();
+        assert!(e.contains("unknown element"), "{e}");
+        let e = parse_layout("<TextView><TextView/></TextView>", "p").unwrap_err();
+        assert!(e.contains("cannot have child"), "{e}");
+        let e = parse_layout("<LinearLayout>", "p").unwrap_err();
+        assert!(e.contains("not XML"), "{e}");
+        let e = parse_layout("<TextView width=\"wide\"/>", "p").unwrap_err();
+        assert!(e.contains("not a number"), "{e}");
+    }
+}

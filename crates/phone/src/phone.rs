@@ -1,0 +1,958 @@
+//! The phone's state and its public API.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use minijinja::Value;
+use phonebench_actions::{Action, Direction, Key, Swipe, Target};
+use phonebench_apps::{AppPackage, CLOCK_START_MS, Catalog};
+use phonebench_observe::{Observation, ObservationFormat, ResolveError, render};
+use phonebench_uitree::{Node, NodeId, UiTree};
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use rusqlite::Connection;
+use serde::Serialize;
+
+use crate::data::{SharedDb, query_rows};
+use crate::render::{NodeInfo, Screen};
+use crate::view::{Handler, Kind, SystemHandler};
+use crate::{MS_PER_ACTION, TOAST_MS};
+
+/// How a phone is set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhoneConfig {
+    /// Seeds the phone's random generator.
+    pub seed: u64,
+    /// Virtual clock at creation and after reset, ms since the epoch.
+    pub clock_start_ms: i64,
+}
+
+impl Default for PhoneConfig {
+    fn default() -> Self {
+        PhoneConfig { seed: 0, clock_start_ms: CLOCK_START_MS }
+    }
+}
+
+/// What is in front.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "app")]
+pub enum Foreground {
+    /// The launcher's home screen.
+    Home,
+    /// The overview of recent apps.
+    Overview,
+    /// An app, by index in the catalog.
+    App(usize),
+}
+
+/// An event an app emitted (`emit` step): what tasks check besides state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AppEvent {
+    /// Virtual time, ms since the epoch.
+    pub time_ms: i64,
+    /// The app's id.
+    pub app: String,
+    /// Event name.
+    pub name: String,
+    /// Event data.
+    pub data: serde_json::Value,
+}
+
+/// What an action did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Outcome {
+    /// The node the action was aimed at (the hit node for touches), as it was on screen.
+    pub hit: Option<Node>,
+    /// Things a person would notice did not happen ("no text field has focus"), in order.
+    pub notes: Vec<String>,
+}
+
+/// Why an action could not be applied.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PhoneError {
+    /// The target does not resolve on the current screen.
+    #[error(transparent)]
+    Target(#[from] ResolveError),
+    /// Answers, finishing, asking the user and MCP calls are the episode's business.
+    #[error("`{0}` is not a device action: the episode handles it")]
+    NotDeviceAction(&'static str),
+    /// No installed app has this id or name.
+    #[error("no app called `{0}` is installed ({1})")]
+    UnknownApp(String, String),
+    /// An app package failed at run time (its SQL, template or action): a bug in the package.
+    #[error("app `{app}`: {message}")]
+    App {
+        /// The app's id.
+        app: String,
+        /// What went wrong, naming the file.
+        message: String,
+    },
+}
+
+/// One screen on an app's back stack.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Frame {
+    pub screen: String,
+    pub args: BTreeMap<String, Value>,
+    pub vars: BTreeMap<String, Value>,
+    pub fields: BTreeMap<String, String>,
+    pub focused: Option<String>,
+    pub scroll: BTreeMap<String, f32>,
+    /// The app that opened this screen (`open_app`): back from it returns there.
+    pub opened_from: Option<usize>,
+    /// Whether the screen has rendered once (text field values and autofocus are applied then).
+    pub initialized: bool,
+}
+
+impl Frame {
+    pub(crate) fn new(screen: &str, args: BTreeMap<String, Value>) -> Frame {
+        Frame { screen: screen.to_string(), args, ..Frame::default() }
+    }
+}
+
+/// A running app.
+#[derive(Debug)]
+pub(crate) struct AppRuntime {
+    pub package: Arc<AppPackage>,
+    pub db: SharedDb,
+    pub stack: Vec<Frame>,
+    /// The last rendered and laid-out top screen, reused while nothing it depends on changed.
+    pub cache: Option<crate::render::ScreenCache>,
+}
+
+/// A dialog or menu over the foreground app.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Overlay {
+    Dialog {
+        title: Option<String>,
+        message: Option<String>,
+        buttons: Vec<(String, Option<String>)>,
+        options: Vec<(String, String)>,
+        selected: Option<String>,
+        action: Option<String>,
+        args: BTreeMap<String, Value>,
+    },
+    Menu {
+        items: Vec<(String, MenuAction)>,
+        anchor: (f32, f32),
+    },
+}
+
+/// What a menu item does.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum MenuAction {
+    App { action: String, args: BTreeMap<String, Value> },
+    CopyText(String),
+    Paste(String),
+    CopyField(String),
+    CutField(String),
+    Close,
+}
+
+/// A toast on screen.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Toast {
+    pub message: String,
+    pub package: String,
+    pub until_ms: i64,
+}
+
+/// The simulated phone. See the crate documentation.
+#[derive(Debug)]
+pub struct Phone {
+    pub(crate) catalog: Catalog,
+    pub(crate) apps: Vec<AppRuntime>,
+    pub(crate) config: PhoneConfig,
+    pub(crate) clock: Arc<AtomicI64>,
+    pub(crate) rng: Arc<Mutex<ChaCha8Rng>>,
+    pub(crate) battery: u8,
+    pub(crate) foreground: Foreground,
+    pub(crate) recents: Vec<usize>,
+    pub(crate) keyboard: bool,
+    pub(crate) overlay: Option<Overlay>,
+    pub(crate) toast: Option<Toast>,
+    pub(crate) clipboard: Option<String>,
+    pub(crate) events: Vec<AppEvent>,
+    pub(crate) screen: Option<Screen>,
+    pub(crate) last_observation: Option<Observation>,
+    /// Bumped whenever app state may have changed (an action ran, a reset): screens that read
+    /// state render anew only then.
+    pub(crate) data_version: u64,
+}
+
+impl Phone {
+    /// A phone with the catalog's apps installed, on the home screen.
+    pub fn new(catalog: Catalog, config: PhoneConfig) -> Result<Phone, PhoneError> {
+        let clock = Arc::new(AtomicI64::new(config.clock_start_ms));
+        let rng = Arc::new(Mutex::new(ChaCha8Rng::seed_from_u64(config.seed)));
+        let mut apps = Vec::new();
+        for package in catalog.apps() {
+            let app_err = |message: String| PhoneError::App { app: package.manifest.id.clone(), message };
+            let mut conn = Connection::open_in_memory().map_err(|e| app_err(e.to_string()))?;
+            let (r, c) = (rng.clone(), clock.clone());
+            phonebench_apps::sql::install_functions(
+                &conn,
+                move || r.lock().map(|mut g| g.next_u64() as i64).unwrap_or(0),
+                move || c.load(Ordering::Relaxed),
+            )
+            .map_err(|e| app_err(e.to_string()))?;
+            restore(&mut conn, &package.snapshot).map_err(app_err)?;
+            apps.push(AppRuntime {
+                package: package.clone(),
+                db: Arc::new(Mutex::new(conn)),
+                stack: Vec::new(),
+                cache: None,
+            });
+        }
+        let mut phone = Phone {
+            catalog,
+            apps,
+            config,
+            clock,
+            rng,
+            battery: 0,
+            foreground: Foreground::Home,
+            recents: Vec::new(),
+            keyboard: false,
+            overlay: None,
+            toast: None,
+            clipboard: None,
+            events: Vec::new(),
+            screen: None,
+            last_observation: None,
+            data_version: 0,
+        };
+        phone.battery = phone.draw_battery();
+        Ok(phone)
+    }
+
+    fn draw_battery(&self) -> u8 {
+        let draw = self.rng.lock().map(|mut r| r.next_u64()).unwrap_or(0);
+        (40 + draw % 61) as u8
+    }
+
+    /// Restores the state the phone was created in: every database byte for byte from its
+    /// snapshot (no file is read), back stacks, clock, generator, clipboard, events.
+    pub fn reset(&mut self) -> Result<(), PhoneError> {
+        self.clock.store(self.config.clock_start_ms, Ordering::Relaxed);
+        if let Ok(mut rng) = self.rng.lock() {
+            *rng = ChaCha8Rng::seed_from_u64(self.config.seed);
+        }
+        for app in &mut self.apps {
+            let mut conn = app.db.lock().map_err(|_| PhoneError::App {
+                app: app.package.manifest.id.clone(),
+                message: "database lock poisoned".into(),
+            })?;
+            restore(&mut conn, &app.package.snapshot)
+                .map_err(|message| PhoneError::App { app: app.package.manifest.id.clone(), message })?;
+            drop(conn);
+            app.stack.clear();
+            app.cache = None;
+        }
+        self.battery = self.draw_battery();
+        self.foreground = Foreground::Home;
+        self.recents.clear();
+        self.keyboard = false;
+        self.overlay = None;
+        self.toast = None;
+        self.clipboard = None;
+        self.events.clear();
+        self.screen = None;
+        self.last_observation = None;
+        self.data_version += 1;
+        Ok(())
+    }
+
+    /// The installed apps.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Virtual time now, ms since the epoch.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.load(Ordering::Relaxed)
+    }
+
+    /// What is in front.
+    pub fn foreground(&self) -> Foreground {
+        self.foreground
+    }
+
+    /// The foreground app's id and screen name, if an app is in front.
+    pub fn current_screen(&self) -> Option<(&str, &str)> {
+        match self.foreground {
+            Foreground::App(i) => {
+                let app = &self.apps[i];
+                app.stack.last().map(|f| (app.package.manifest.id.as_str(), f.screen.as_str()))
+            }
+            _ => None,
+        }
+    }
+
+    /// The foreground app's id, if an app is in front.
+    pub fn foreground_app(&self) -> Option<&str> {
+        match self.foreground {
+            Foreground::App(i) => Some(self.apps[i].package.manifest.id.as_str()),
+            _ => None,
+        }
+    }
+
+    /// Whether the soft keyboard is shown.
+    pub fn keyboard_shown(&self) -> bool {
+        self.keyboard && self.focused_field().is_some()
+    }
+
+    /// The clipboard's text.
+    pub fn clipboard(&self) -> Option<&str> {
+        self.clipboard.as_deref()
+    }
+
+    /// Events apps emitted since creation or the last reset, in order.
+    pub fn events(&self) -> &[AppEvent] {
+        &self.events
+    }
+
+    /// The current screen's UI tree.
+    pub fn tree(&mut self) -> Result<&UiTree, PhoneError> {
+        self.ensure_screen()?;
+        match &self.screen {
+            Some(s) => Ok(&s.tree),
+            None => Err(PhoneError::App { app: "phone".into(), message: "no screen rendered".into() }),
+        }
+    }
+
+    /// The current screen as an observation in `format`. Element indexes in later actions
+    /// refer to the most recent observation.
+    pub fn observe(&mut self, format: ObservationFormat) -> Result<Observation, PhoneError> {
+        let observation = render(self.tree()?, format);
+        self.last_observation = Some(observation.clone());
+        Ok(observation)
+    }
+
+    /// Rows of a query on an app's database, as JSON objects (for checks and tools).
+    pub fn query(&self, app: &str, sql: &str) -> Result<Vec<serde_json::Value>, PhoneError> {
+        let runtime = self.app_by_id(app)?;
+        let conn = runtime
+            .db
+            .lock()
+            .map_err(|_| PhoneError::App { app: app.into(), message: "lock poisoned".into() })?;
+        let rows = query_rows(&conn, sql, &|_| None)
+            .map_err(|message| PhoneError::App { app: app.to_string(), message })?;
+        Ok(rows.iter().map(crate::data::to_json).collect())
+    }
+
+    /// The serialized bytes of an app's database (what a reset must restore exactly).
+    pub fn database_bytes(&self, app: &str) -> Result<Vec<u8>, PhoneError> {
+        let runtime = self.app_by_id(app)?;
+        let mut conn = runtime
+            .db
+            .lock()
+            .map_err(|_| PhoneError::App { app: app.into(), message: "lock poisoned".into() })?;
+        conn.serialize(rusqlite::MAIN_DB)
+            .map(|d| d.to_vec())
+            .map_err(|e| PhoneError::App { app: app.to_string(), message: e.to_string() })
+    }
+
+    fn app_by_id(&self, id: &str) -> Result<&AppRuntime, PhoneError> {
+        self.apps.iter().find(|a| a.package.manifest.id == id).ok_or_else(|| self.unknown_app(id))
+    }
+
+    fn unknown_app(&self, name: &str) -> PhoneError {
+        let names: Vec<String> = self
+            .apps
+            .iter()
+            .map(|a| format!("{} ({})", a.package.manifest.name, a.package.manifest.id))
+            .collect();
+        PhoneError::UnknownApp(name.to_string(), names.join(", "))
+    }
+
+    /// Finds an app by id, launcher name (case-insensitive) or package.
+    pub fn find_app(&self, name: &str) -> Option<usize> {
+        let name = name.trim();
+        self.apps.iter().position(|a| {
+            let m = &a.package.manifest;
+            m.id == name || m.name.eq_ignore_ascii_case(name) || m.package == name
+        })
+    }
+
+    /// Applies one action. Index targets refer to the last [`Phone::observe`] (or the `sphinx-tree`
+    /// numbering when nothing was observed yet).
+    pub fn apply(&mut self, action: &Action) -> Result<Outcome, PhoneError> {
+        self.ensure_screen()?;
+        let mut outcome = Outcome::default();
+        match action {
+            Action::Tap { target } => {
+                let (point, node) = self.resolve(target)?;
+                outcome.hit = node.map(|n| self.node(n));
+                self.tap(point, node, &mut outcome)?;
+            }
+            Action::DoubleTap { target } => {
+                let (point, node) = self.resolve(target)?;
+                outcome.hit = node.map(|n| self.node(n));
+                self.tap(point, node, &mut outcome)?;
+                self.ensure_screen()?;
+                let again = self.hit_at(point);
+                self.tap(point, again, &mut outcome)?;
+            }
+            Action::LongPress { target } => {
+                let (point, node) = self.resolve(target)?;
+                outcome.hit = node.map(|n| self.node(n));
+                self.long_press(point, node, &mut outcome)?;
+            }
+            Action::Type { text, target, clear, enter } => {
+                if let Some(target) = target {
+                    let (point, node) = self.resolve(target)?;
+                    outcome.hit = node.map(|n| self.node(n));
+                    self.tap(point, node, &mut outcome)?;
+                    self.ensure_screen()?;
+                }
+                self.type_text(text, *clear, &mut outcome)?;
+                if *enter {
+                    self.ensure_screen()?;
+                    self.submit(&mut outcome)?;
+                }
+            }
+            Action::Swipe(Swipe::Between { from, to }) => {
+                let start = self.hit_at((from.x, from.y));
+                outcome.hit = start.map(|n| self.node(n));
+                self.drag((from.x, from.y), (to.x, to.y), &mut outcome)?;
+            }
+            Action::Swipe(Swipe::Direction { direction, target }) => {
+                self.scroll(direction.opposite(), target.as_ref(), &mut outcome)?;
+            }
+            Action::Scroll { direction, target } => self.scroll(*direction, target.as_ref(), &mut outcome)?,
+            Action::Drag { from, to } => {
+                let (a, node) = self.resolve(from)?;
+                let (b, _) = self.resolve(to)?;
+                outcome.hit = node.map(|n| self.node(n));
+                self.drag(a, b, &mut outcome)?;
+            }
+            Action::Key { key } => self.key(key, &mut outcome)?,
+            Action::OpenApp { app } => {
+                let index = self.find_app(app).ok_or_else(|| self.unknown_app(app))?;
+                self.launch(index);
+            }
+            Action::RestartApp { app } => {
+                let index = match app {
+                    Some(name) => self.find_app(name).ok_or_else(|| self.unknown_app(name))?,
+                    None => match self.foreground {
+                        Foreground::App(i) => i,
+                        _ => {
+                            outcome.notes.push("no app is in front to restart".into());
+                            self.advance(MS_PER_ACTION);
+                            return Ok(outcome);
+                        }
+                    },
+                };
+                self.apps[index].stack.clear();
+                self.launch(index);
+            }
+            Action::Wait { ms } => {
+                self.advance(ms.map(|m| m.min(3_600_000) as i64).unwrap_or(MS_PER_ACTION) - MS_PER_ACTION);
+            }
+            Action::Answer { .. }
+            | Action::Finish { .. }
+            | Action::AskUser { .. }
+            | Action::McpCall { .. } => {
+                return Err(PhoneError::NotDeviceAction(action.kind()));
+            }
+        }
+        self.advance(MS_PER_ACTION);
+        self.screen = None;
+        Ok(outcome)
+    }
+
+    pub(crate) fn advance(&self, ms: i64) {
+        self.clock.fetch_add(ms.max(0), Ordering::Relaxed);
+    }
+
+    fn node(&self, id: NodeId) -> Node {
+        self.screen
+            .as_ref()
+            .map(|s| s.tree.node(id).clone())
+            .unwrap_or_else(|| Node::new("android.view.View", "", phonebench_uitree::Bounds::new(0, 0, 0, 0)))
+    }
+
+    fn resolve(&mut self, target: &Target) -> Result<((i32, i32), Option<NodeId>), PhoneError> {
+        self.ensure_screen()?;
+        let Some(screen) = &self.screen else { return Ok(((0, 0), None)) };
+        let observation = match &self.last_observation {
+            Some(o) => o.clone(),
+            None => render(&screen.tree, ObservationFormat::SphinxTree),
+        };
+        let resolved = observation.resolve_target(&screen.tree, target)?;
+        Ok((resolved.point, resolved.node))
+    }
+
+    fn hit_at(&self, point: (i32, i32)) -> Option<NodeId> {
+        self.screen.as_ref().and_then(|s| s.tree.hit_test(point.0, point.1))
+    }
+
+    fn info(&self, node: NodeId) -> Option<&NodeInfo> {
+        self.screen.as_ref().and_then(|s| s.infos.get(node.get()))
+    }
+
+    /// The nearest node at or above `node` that reacts to `wants`.
+    fn handling_node(&self, node: NodeId, wants: impl Fn(&NodeInfo) -> bool) -> Option<NodeId> {
+        let screen = self.screen.as_ref()?;
+        std::iter::once(node)
+            .chain(screen.tree.ancestors(node))
+            .find(|n| screen.infos.get(n.get()).is_some_and(&wants))
+    }
+
+    /// Taps outside a dialog or menu close it, as Android's `setCanceledOnTouchOutside` does.
+    fn outside_overlay(&self, point: (i32, i32)) -> bool {
+        let Some(screen) = &self.screen else { return false };
+        match screen.overlay_bounds {
+            Some(b) if self.overlay.is_some() => {
+                !b.contains(point.0, point.1)
+                    && !screen.system_bounds.iter().any(|s| s.contains(point.0, point.1))
+            }
+            _ => false,
+        }
+    }
+
+    fn tap(
+        &mut self,
+        point: (i32, i32),
+        node: Option<NodeId>,
+        outcome: &mut Outcome,
+    ) -> Result<(), PhoneError> {
+        if self.outside_overlay(point) {
+            self.overlay = None;
+            return Ok(());
+        }
+        let Some(node) = node else {
+            outcome.notes.push("the tap hit nothing".into());
+            return Ok(());
+        };
+        let Some(target) = self.handling_node(node, NodeInfo::takes_tap) else {
+            outcome.notes.push("nothing there responds to a tap".into());
+            return Ok(());
+        };
+        let Some(info) = self.info(target).cloned() else { return Ok(()) };
+        if !info.enabled {
+            outcome.notes.push("the element is disabled".into());
+            return Ok(());
+        }
+        match info.kind {
+            Kind::Edit => {
+                if let Some(field) = &info.id {
+                    if let Some(frame) = self.top_frame_mut() {
+                        frame.focused = Some(field.clone());
+                    }
+                    self.keyboard = true;
+                }
+                if let Some(h) = &info.hooks.on_click {
+                    self.run_handler(h, &info, None, outcome)?;
+                }
+            }
+            Kind::Toggle => match &info.hooks.on_change {
+                Some(h) => {
+                    self.run_handler(h, &info, Some(Value::from(i64::from(!info.checked))), outcome)?
+                }
+                None => match &info.hooks.on_click {
+                    Some(h) => self.run_handler(h, &info, None, outcome)?,
+                    None => outcome.notes.push("this switch is not connected to anything".into()),
+                },
+            },
+            Kind::Seek => {
+                let value = info.seek_value_at(point.0);
+                if let Some(h) = &info.hooks.on_change {
+                    self.run_handler(h, &info, Some(Value::from(value)), outcome)?;
+                }
+            }
+            _ => match &info.hooks.on_click {
+                Some(h) => self.run_handler(h, &info, None, outcome)?,
+                None => outcome.notes.push("nothing there responds to a tap".into()),
+            },
+        }
+        Ok(())
+    }
+
+    fn long_press(
+        &mut self,
+        point: (i32, i32),
+        node: Option<NodeId>,
+        outcome: &mut Outcome,
+    ) -> Result<(), PhoneError> {
+        if self.outside_overlay(point) {
+            self.overlay = None;
+            return Ok(());
+        }
+        let Some(node) = node else {
+            outcome.notes.push("the long press hit nothing".into());
+            return Ok(());
+        };
+        let Some(target) = self.handling_node(node, NodeInfo::takes_long_press) else {
+            outcome.notes.push("nothing there responds to a long press".into());
+            return Ok(());
+        };
+        let Some(info) = self.info(target).cloned() else { return Ok(()) };
+        let anchor = (point.0 as f32, point.1 as f32);
+        if let Some(h) = &info.hooks.on_long_click {
+            return self.run_handler(h, &info, None, outcome);
+        }
+        let mut items = Vec::new();
+        if info.kind == Kind::Edit
+            && let Some(field) = &info.id
+        {
+            if let Some(frame) = self.top_frame_mut() {
+                frame.focused = Some(field.clone());
+            }
+            self.keyboard = true;
+            let has_text = !self.field_text(field).is_empty();
+            if has_text {
+                items.push(("Cut".to_string(), MenuAction::CutField(field.clone())));
+                items.push(("Copy".to_string(), MenuAction::CopyField(field.clone())));
+            }
+            if self.clipboard.as_deref().is_some_and(|c| !c.is_empty()) {
+                items.push(("Paste".to_string(), MenuAction::Paste(field.clone())));
+            }
+        } else if info.hooks.copyable {
+            items.push(("Copy".to_string(), MenuAction::CopyText(info.text.clone())));
+        }
+        if items.is_empty() {
+            outcome.notes.push("there is nothing to copy or paste here".into());
+        } else {
+            items.push(("Close".to_string(), MenuAction::Close));
+            self.overlay = Some(Overlay::Menu { items, anchor });
+        }
+        Ok(())
+    }
+
+    fn drag(&mut self, from: (i32, i32), to: (i32, i32), outcome: &mut Outcome) -> Result<(), PhoneError> {
+        let Some(node) = self.hit_at(from) else {
+            outcome.notes.push("the swipe started on nothing".into());
+            return Ok(());
+        };
+        if let Some(seek) = self.handling_node(node, |i| i.kind == Kind::Seek)
+            && let Some(info) = self.info(seek).cloned()
+        {
+            let value = info.seek_value_at(to.0);
+            if let Some(h) = &info.hooks.on_change {
+                self.run_handler(h, &info, Some(Value::from(value)), outcome)?;
+            }
+            return Ok(());
+        }
+        let dy = (from.1 - to.1) as f32;
+        if dy.abs() < (to.0 - from.0).abs() as f32 {
+            outcome.notes.push("nothing here scrolls sideways".into());
+            return Ok(());
+        }
+        match self.handling_node(node, |i| i.scroll.is_some()) {
+            Some(container) => self.scroll_by(container, dy, outcome),
+            None => outcome.notes.push("nothing here scrolls".into()),
+        }
+        Ok(())
+    }
+
+    fn scroll(
+        &mut self,
+        direction: Direction,
+        target: Option<&Target>,
+        outcome: &mut Outcome,
+    ) -> Result<(), PhoneError> {
+        let container = match target {
+            Some(t) => {
+                let (_, node) = self.resolve(t)?;
+                outcome.hit = node.map(|n| self.node(n));
+                node.and_then(|n| self.handling_node(n, |i| i.scroll.is_some()))
+                    .or_else(|| node.and_then(|n| self.scroll_inside(n)))
+            }
+            None => self.main_scroll_container(),
+        };
+        let Some(container) = container else {
+            outcome.notes.push("nothing on this screen scrolls".into());
+            return Ok(());
+        };
+        let Some(info) = self.info(container) else { return Ok(()) };
+        let viewport = info.bounds.height() as f32;
+        let distance = (viewport * 0.5).round();
+        match direction {
+            Direction::Down => self.scroll_by(container, distance, outcome),
+            Direction::Up => self.scroll_by(container, -distance, outcome),
+            Direction::Left | Direction::Right => outcome.notes.push("nothing here scrolls sideways".into()),
+        }
+        Ok(())
+    }
+
+    /// The first scroll container in `node`'s subtree (a target that is a list's parent).
+    fn scroll_inside(&self, node: NodeId) -> Option<NodeId> {
+        let screen = self.screen.as_ref()?;
+        screen.tree.dfs(node).find(|n| screen.infos.get(n.get()).is_some_and(|i| i.scroll.is_some()))
+    }
+
+    /// The largest scroll container of the topmost app window, which a plain "scroll down" means.
+    fn main_scroll_container(&self) -> Option<NodeId> {
+        let screen = self.screen.as_ref()?;
+        screen
+            .tree
+            .iter()
+            .filter(|(id, _)| screen.infos.get(id.get()).is_some_and(|i| i.scroll.is_some()))
+            .max_by_key(|(id, n)| (n.bounds.area(), std::cmp::Reverse(id.get())))
+            .map(|(id, _)| id)
+    }
+
+    fn scroll_by(&mut self, container: NodeId, delta: f32, outcome: &mut Outcome) {
+        let Some(info) = self.info(container).cloned() else { return };
+        let Some((key, max, offset)) = info.scroll else { return };
+        let new = (offset + delta).clamp(0.0, max);
+        if (new - offset).abs() < 0.5 {
+            outcome.notes.push(if delta > 0.0 { "already at the end" } else { "already at the top" }.into());
+            return;
+        }
+        if info.surface_is_app
+            && let Some(frame) = self.top_frame_mut()
+        {
+            frame.scroll.insert(key, new);
+        }
+    }
+
+    fn key(&mut self, key: &Key, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        match key {
+            Key::Back | Key::Escape => self.back(),
+            Key::Home => self.home(),
+            Key::AppSwitch => {
+                self.keyboard = false;
+                self.overlay = None;
+                self.foreground = Foreground::Overview;
+            }
+            Key::Enter => self.submit(outcome)?,
+            Key::Backspace => self.backspace(outcome)?,
+            Key::Space => self.type_text(" ", false, outcome)?,
+            Key::Tab => self.type_text("\t", false, outcome)?,
+            other => outcome.notes.push(format!("the {} key does nothing here", other.name())),
+        }
+        Ok(())
+    }
+
+    /// Back: keyboard, then dialog or menu, then the screen; at an app's root, to the app that
+    /// opened it or home (Android 12+ keeps the app's stack).
+    pub(crate) fn back(&mut self) {
+        if self.keyboard_shown() {
+            self.keyboard = false;
+            return;
+        }
+        if self.overlay.take().is_some() {
+            return;
+        }
+        match self.foreground {
+            Foreground::Home => {}
+            Foreground::Overview => self.foreground = Foreground::Home,
+            Foreground::App(i) => {
+                let stack = &mut self.apps[i].stack;
+                let opened_from = stack.last().and_then(|f| f.opened_from);
+                if let Some(from) = opened_from {
+                    stack.pop();
+                    self.switch_to(from);
+                } else if stack.len() > 1 {
+                    stack.pop();
+                } else {
+                    self.foreground = Foreground::Home;
+                }
+                self.keyboard = false;
+            }
+        }
+    }
+
+    pub(crate) fn home(&mut self) {
+        self.keyboard = false;
+        self.overlay = None;
+        self.foreground = Foreground::Home;
+    }
+
+    /// Brings app `index` to front, starting it at its entry screen if it has no stack.
+    pub(crate) fn launch(&mut self, index: usize) {
+        if self.apps[index].stack.is_empty() {
+            let entry = self.apps[index].package.manifest.entry.clone();
+            self.apps[index].stack.push(Frame::new(&entry, BTreeMap::new()));
+        }
+        self.switch_to(index);
+    }
+
+    pub(crate) fn switch_to(&mut self, index: usize) {
+        if self.apps[index].stack.is_empty() {
+            return self.launch(index);
+        }
+        self.keyboard = self.apps[index].stack.last().is_some_and(|f| f.focused.is_some() && !f.initialized);
+        self.overlay = None;
+        self.foreground = Foreground::App(index);
+        self.recents.retain(|&r| r != index);
+        self.recents.insert(0, index);
+    }
+
+    pub(crate) fn top_frame_mut(&mut self) -> Option<&mut Frame> {
+        match self.foreground {
+            Foreground::App(i) => self.apps[i].stack.last_mut(),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn top_frame(&self) -> Option<&Frame> {
+        match self.foreground {
+            Foreground::App(i) => self.apps[i].stack.last(),
+            _ => None,
+        }
+    }
+
+    fn focused_field(&self) -> Option<&str> {
+        self.top_frame().and_then(|f| f.focused.as_deref())
+    }
+
+    fn field_text(&self, field: &str) -> String {
+        self.top_frame().and_then(|f| f.fields.get(field)).cloned().unwrap_or_default()
+    }
+
+    /// The render info of the focused field's node, if it is on screen.
+    fn focused_info(&self) -> Option<NodeInfo> {
+        let field = self.focused_field()?;
+        let screen = self.screen.as_ref()?;
+        screen
+            .infos
+            .iter()
+            .find(|i| i.kind == Kind::Edit && i.surface_is_app && i.id.as_deref() == Some(field))
+            .cloned()
+    }
+
+    pub(crate) fn set_field(
+        &mut self,
+        field: &str,
+        text: String,
+        outcome: &mut Outcome,
+    ) -> Result<(), PhoneError> {
+        if let Some(frame) = self.top_frame_mut() {
+            frame.fields.insert(field.to_string(), text.clone());
+        }
+        if let Some(info) = self.focused_info().filter(|i| i.id.as_deref() == Some(field))
+            && let Some(h) = &info.hooks.on_change
+        {
+            self.run_handler(h, &info, Some(Value::from(text)), outcome)?;
+        }
+        Ok(())
+    }
+
+    fn type_text(&mut self, text: &str, clear: bool, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        let Some(field) = self.focused_field().map(str::to_string) else {
+            outcome.notes.push("no text field has focus: nothing was typed".into());
+            return Ok(());
+        };
+        let mut value = if clear { String::new() } else { self.field_text(&field) };
+        value.push_str(text);
+        self.set_field(&field, value, outcome)
+    }
+
+    fn backspace(&mut self, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        let Some(field) = self.focused_field().map(str::to_string) else {
+            outcome.notes.push("no text field has focus".into());
+            return Ok(());
+        };
+        let mut value = self.field_text(&field);
+        value.pop();
+        self.set_field(&field, value, outcome)
+    }
+
+    fn submit(&mut self, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        let Some(info) = self.focused_info() else {
+            outcome.notes.push("no text field has focus: Enter did nothing".into());
+            return Ok(());
+        };
+        match &info.hooks.on_submit {
+            Some(h) => {
+                let value = info.id.as_deref().map(|f| self.field_text(f)).unwrap_or_default();
+                self.run_handler(h, &info, Some(Value::from(value)), outcome)?;
+            }
+            None => self.keyboard = false,
+        }
+        Ok(())
+    }
+
+    fn run_handler(
+        &mut self,
+        handler: &Handler,
+        info: &NodeInfo,
+        value: Option<Value>,
+        outcome: &mut Outcome,
+    ) -> Result<(), PhoneError> {
+        match handler {
+            Handler::App(action) => {
+                let mut args: BTreeMap<String, Value> =
+                    info.hooks.args.iter().map(|(k, v)| (k.clone(), Value::from(v.clone()))).collect();
+                if let Some(v) = value {
+                    args.insert("value".into(), v);
+                }
+                self.run_action(action, args, outcome)
+            }
+            Handler::System(s) => self.run_system(s.clone(), outcome),
+        }
+    }
+
+    fn run_system(&mut self, handler: SystemHandler, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        match handler {
+            SystemHandler::Launch(i) | SystemHandler::SwitchTo(i) => self.launch(i),
+            SystemHandler::Back => self.back(),
+            SystemHandler::Home => self.home(),
+            SystemHandler::Recents => {
+                self.keyboard = false;
+                self.overlay = None;
+                self.foreground = Foreground::Overview;
+            }
+            SystemHandler::Type(text) => {
+                if !text.is_empty() {
+                    self.type_text(&text, false, outcome)?;
+                }
+            }
+            SystemHandler::Backspace => self.backspace(outcome)?,
+            SystemHandler::Enter => self.submit(outcome)?,
+            SystemHandler::DialogButton(i) => {
+                if let Some(Overlay::Dialog { buttons, args, .. }) = self.overlay.take()
+                    && let Some((_, Some(action))) = buttons.get(i)
+                {
+                    self.run_action(action, args, outcome)?;
+                }
+            }
+            SystemHandler::DialogOption(i) => {
+                if let Some(Overlay::Dialog { options, action: Some(action), mut args, .. }) =
+                    self.overlay.take()
+                    && let Some((_, value)) = options.get(i)
+                {
+                    args.insert("value".into(), Value::from(value.clone()));
+                    self.run_action(&action, args, outcome)?;
+                }
+            }
+            SystemHandler::MenuItem(i) => {
+                if let Some(Overlay::Menu { items, .. }) = self.overlay.take()
+                    && let Some((_, item)) = items.get(i)
+                {
+                    match item.clone() {
+                        MenuAction::App { action, args } => self.run_action(&action, args, outcome)?,
+                        MenuAction::CopyText(text) => self.clipboard = Some(text),
+                        MenuAction::CopyField(field) => self.clipboard = Some(self.field_text(&field)),
+                        MenuAction::CutField(field) => {
+                            self.clipboard = Some(self.field_text(&field));
+                            self.set_field(&field, String::new(), outcome)?;
+                        }
+                        MenuAction::Paste(field) => {
+                            let mut text = self.field_text(&field);
+                            text.push_str(self.clipboard.as_deref().unwrap_or(""));
+                            self.set_field(&field, text, outcome)?;
+                        }
+                        MenuAction::Close => {}
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn show_toast(&mut self, message: String, package: String) {
+        self.toast = Some(Toast { message, package, until_ms: self.now_ms() + TOAST_MS + MS_PER_ACTION });
+    }
+}
+
+/// Replaces `conn`'s database with `snapshot`.
+fn restore(conn: &mut Connection, snapshot: &[u8]) -> Result<(), String> {
+    conn.deserialize_read_exact(rusqlite::MAIN_DB, snapshot, snapshot.len(), false)
+        .map_err(|e| format!("cannot restore the database snapshot: {e}"))
+}

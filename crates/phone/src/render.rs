@@ -1,0 +1,503 @@
+//! Composing the screen: every window's views laid out, scrolled, clipped and turned into one
+//! [`UiTree`], with a [`NodeInfo`] per node saying how input reaches it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use minijinja::Value;
+use phonebench_apps::{AppPackage, RenderData};
+use phonebench_uitree::{Bounds, Node, TreeBuilder, UiTree, WindowKind};
+
+use crate::data::ScreenData;
+use crate::layout::{Boxes, LaidOut, Rect, layout};
+use crate::phone::{Foreground, Overlay, Phone, PhoneError};
+use crate::system::{
+    self, KEYBOARD, KEYBOARD_H, LAUNCHER, NAV_BAR_H, SCREEN_H, SCREEN_W, STATUS_BAR_H, SYSTEMUI,
+};
+use crate::view::{Hooks, Kind, View};
+
+/// How input reaches one node of the composed screen.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NodeInfo {
+    /// Whether the node belongs to the foreground app's screen (not system UI or a dialog).
+    pub surface_is_app: bool,
+    pub kind: Kind,
+    pub id: Option<String>,
+    pub hooks: Hooks,
+    pub enabled: bool,
+    pub checked: bool,
+    pub text: String,
+    pub bounds: Bounds,
+    /// Seek bar: (max, left edge, width) in px.
+    pub seek: Option<(i64, i32, i32)>,
+    /// Scroll container: (state key, max offset, current offset).
+    pub scroll: Option<(String, f32, f32)>,
+}
+
+impl NodeInfo {
+    /// Whether a tap does something here.
+    pub fn takes_tap(&self) -> bool {
+        self.hooks.on_click.is_some()
+            || matches!(self.kind, Kind::Edit | Kind::Toggle | Kind::Radio | Kind::Seek)
+    }
+
+    /// Whether a long press does something here.
+    pub fn takes_long_press(&self) -> bool {
+        self.hooks.on_long_click.is_some() || self.hooks.copyable || self.kind == Kind::Edit
+    }
+
+    /// The seek bar value under screen x.
+    pub fn seek_value_at(&self, x: i32) -> i64 {
+        match self.seek {
+            Some((max, left, width)) if width > 0 => {
+                let f = f64::from(x - left) / f64::from(width);
+                (f.clamp(0.0, 1.0) * max as f64).round() as i64
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// What a screen's rendering depends on besides scrolling: when it is unchanged, the views and
+/// their layout are reused and only scrolling and clipping are redone.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CacheKey {
+    screen: String,
+    args: BTreeMap<String, Value>,
+    vars: BTreeMap<String, Value>,
+    fields: BTreeMap<String, String>,
+    data_version: u64,
+    minute: i64,
+    clipboard: Option<String>,
+    keyboard: bool,
+}
+
+/// A rendered, laid-out app screen.
+#[derive(Debug, Clone)]
+pub(crate) struct ScreenCache {
+    key: CacheKey,
+    view: View,
+    boxes: Boxes,
+}
+
+/// The composed screen.
+#[derive(Debug, Clone)]
+pub(crate) struct Screen {
+    pub tree: UiTree,
+    pub infos: Vec<NodeInfo>,
+    /// Bounds of the dialog or menu, when one is shown.
+    pub overlay_bounds: Option<Bounds>,
+    /// Bounds of the status bar, navigation bar and keyboard (taps there do not close overlays).
+    pub system_bounds: Vec<Bounds>,
+}
+
+struct WindowSpec<'a> {
+    kind: WindowKind,
+    layer: i32,
+    package: String,
+    laid: LaidOut<'a>,
+    app_surface: bool,
+    scroll: BTreeMap<String, f32>,
+    focused: Option<String>,
+}
+
+const APP_TOP: f32 = STATUS_BAR_H;
+const APP_BOTTOM: f32 = SCREEN_H - NAV_BAR_H;
+
+impl Phone {
+    /// Renders the screen if anything changed since the last render.
+    pub(crate) fn ensure_screen(&mut self) -> Result<(), PhoneError> {
+        if self.screen.is_none() {
+            let screen = self.compose()?;
+            self.screen = Some(screen);
+        }
+        Ok(())
+    }
+
+    fn compose(&mut self) -> Result<Screen, PhoneError> {
+        let now = self.now_ms();
+        if self.toast.as_ref().is_some_and(|t| now >= t.until_ms) {
+            self.toast = None;
+        }
+        // The app's view comes first: rendering applies autofocus, which decides the keyboard.
+        let mut cached: Option<ScreenCache> = None;
+        let (main_view, main_package, app_index) = match self.foreground {
+            Foreground::App(i) => {
+                let key = self.cache_key(i);
+                let view = match self.apps[i].cache.take() {
+                    Some(c) if Some(&c.key) == key.as_ref() => {
+                        let view = c.view.clone();
+                        cached = Some(c);
+                        view
+                    }
+                    _ => self.render_app(i)?,
+                };
+                (view, self.apps[i].package.manifest.package.clone(), Some(i))
+            }
+            Foreground::Home => {
+                let apps: Vec<(String, usize)> =
+                    self.apps.iter().enumerate().map(|(i, a)| (a.package.manifest.name.clone(), i)).collect();
+                (system::launcher(&apps), LAUNCHER.to_string(), None)
+            }
+            Foreground::Overview => {
+                let apps: Vec<(String, usize)> =
+                    self.recents.iter().map(|&i| (self.apps[i].package.manifest.name.clone(), i)).collect();
+                (system::overview(&apps), LAUNCHER.to_string(), None)
+            }
+        };
+        let keyboard = self.keyboard_shown();
+        let app_bottom = if keyboard { APP_BOTTOM - KEYBOARD_H } else { APP_BOTTOM };
+        let app_area = Rect { x: 0.0, y: APP_TOP, w: SCREEN_W, h: app_bottom - APP_TOP };
+        let frame = self.top_frame().cloned();
+        let overlay_view = self.overlay.as_ref().map(overlay_view);
+        let toast_view = self.toast.as_ref().map(|t| (system::toast(&t.message), t.package.clone()));
+        let keyboard_view = keyboard.then(|| system::keyboard(false));
+        let clock = phonebench_apps::templates::format_datetime(now, "%-H:%M").unwrap_or_default();
+        let status = system::status_bar(&clock, self.battery);
+        let nav = system::nav_bar();
+
+        let fail = |message: String| PhoneError::App { app: main_package.clone(), message };
+        let mut windows: Vec<WindowSpec> = Vec::new();
+        windows.push(WindowSpec {
+            kind: WindowKind::Application,
+            layer: 0,
+            package: main_package.clone(),
+            laid: match &cached {
+                Some(c) => LaidOut::from_boxes(&main_view, &c.boxes),
+                None => layout(&main_view, app_area, true).map_err(fail)?,
+            },
+            app_surface: app_index.is_some(),
+            scroll: frame.as_ref().map(|f| f.scroll.clone()).unwrap_or_default(),
+            focused: frame.as_ref().and_then(|f| f.focused.clone()),
+        });
+        let mut overlay_bounds = None;
+        if let Some(view) = &overlay_view {
+            let screen_area = Rect { x: 0.0, y: APP_TOP, w: SCREEN_W, h: APP_BOTTOM - APP_TOP };
+            let mut laid = layout(view, screen_area, false).map_err(fail)?;
+            let r = laid.rects[0];
+            let (x, y) = match &self.overlay {
+                Some(Overlay::Menu { anchor, .. }) => (
+                    anchor.0.min(SCREEN_W - r.w - 8.0).max(8.0),
+                    anchor.1.min(APP_BOTTOM - r.h - 8.0).max(APP_TOP + 8.0),
+                ),
+                _ => ((SCREEN_W - r.w) / 2.0, APP_TOP + (APP_BOTTOM - APP_TOP - r.h) / 2.0),
+            };
+            laid.translate(x - r.x, y - r.y);
+            overlay_bounds = Some(to_bounds(laid.rects[0]));
+            windows.push(WindowSpec {
+                kind: WindowKind::Application,
+                layer: 1,
+                package: main_package.clone(),
+                laid,
+                app_surface: false,
+                scroll: BTreeMap::new(),
+                focused: None,
+            });
+        }
+        if let Some((view, package)) = &toast_view {
+            let mut laid =
+                layout(view, Rect { x: 0.0, y: 0.0, w: SCREEN_W - 96.0, h: 400.0 }, false).map_err(fail)?;
+            let r = laid.rects[0];
+            laid.translate((SCREEN_W - r.w) / 2.0 - r.x, app_bottom - 240.0 - r.h - r.y);
+            windows.push(WindowSpec {
+                kind: WindowKind::Overlay,
+                layer: 10,
+                package: package.clone(),
+                laid,
+                app_surface: false,
+                scroll: BTreeMap::new(),
+                focused: None,
+            });
+        }
+        let mut system_bounds = Vec::new();
+        if let Some(view) = &keyboard_view {
+            let area = Rect { x: 0.0, y: APP_BOTTOM - KEYBOARD_H, w: SCREEN_W, h: KEYBOARD_H };
+            system_bounds.push(to_bounds(area));
+            windows.push(WindowSpec {
+                kind: WindowKind::InputMethod,
+                layer: 20,
+                package: KEYBOARD.to_string(),
+                laid: layout(view, area, true).map_err(fail)?,
+                app_surface: false,
+                scroll: BTreeMap::new(),
+                focused: None,
+            });
+        }
+        let status_area = Rect { x: 0.0, y: 0.0, w: SCREEN_W, h: STATUS_BAR_H };
+        let nav_area = Rect { x: 0.0, y: APP_BOTTOM, w: SCREEN_W, h: NAV_BAR_H };
+        system_bounds.push(to_bounds(status_area));
+        system_bounds.push(to_bounds(nav_area));
+        for (view, area) in [(&status, status_area), (&nav, nav_area)] {
+            windows.push(WindowSpec {
+                kind: WindowKind::SystemUi,
+                layer: 30,
+                package: SYSTEMUI.to_string(),
+                laid: layout(view, area, true).map_err(fail)?,
+                app_surface: false,
+                scroll: BTreeMap::new(),
+                focused: None,
+            });
+        }
+
+        let mut builder = TreeBuilder::new();
+        builder.rotation(0);
+        let mut infos = Vec::new();
+        for window in &windows {
+            emit(&mut builder, &mut infos, window).map_err(fail)?;
+        }
+        let tree = builder.finish().map_err(|e| fail(format!("building the UI tree: {e}")))?;
+        if let Some(i) = app_index
+            && let Some(key) = self.cache_key(i)
+        {
+            let boxes = match cached {
+                Some(c) => c.boxes,
+                None => windows[0].laid.boxes(),
+            };
+            drop(windows);
+            self.apps[i].cache = Some(ScreenCache { key, view: main_view, boxes });
+        }
+        Ok(Screen { tree, infos, overlay_bounds, system_bounds })
+    }
+
+    /// What app `i`'s top screen depends on now; `None` before its first render (which applies
+    /// autofocus and so must run).
+    fn cache_key(&self, i: usize) -> Option<CacheKey> {
+        let frame = self.apps[i].stack.last().filter(|f| f.initialized)?;
+        Some(CacheKey {
+            screen: frame.screen.clone(),
+            args: frame.args.clone(),
+            vars: frame.vars.clone(),
+            fields: frame.fields.clone(),
+            data_version: self.data_version,
+            minute: self.now_ms().div_euclid(60_000),
+            clipboard: self.clipboard.clone(),
+            keyboard: self.keyboard_shown(),
+        })
+    }
+
+    /// Renders app `i`'s top screen to views, filling its text fields from the frame and
+    /// applying autofocus the first time the screen renders.
+    fn render_app(&mut self, i: usize) -> Result<View, PhoneError> {
+        let package = self.apps[i].package.clone();
+        let app_id = package.manifest.id.clone();
+        let fail = |message: String| PhoneError::App { app: app_id.clone(), message };
+        let Some(frame) = self.apps[i].stack.last().cloned() else {
+            return Err(fail("no screen on the back stack".into()));
+        };
+        let reads = package
+            .manifest
+            .reads
+            .iter()
+            .filter_map(|id| {
+                self.apps.iter().find(|a| &a.package.manifest.id == id).map(|a| (id.clone(), a.db.clone()))
+            })
+            .collect();
+        let data = ScreenData { own: self.apps[i].db.clone(), reads, indexes: package.indexes.clone() };
+        let ctx = Value::from_pairs([
+            ("args", Value::from(frame.args.clone())),
+            ("vars", Value::from(frame.vars.clone())),
+            ("fields", Value::from(frame.fields.clone())),
+            // Screens see time to the minute, as a phone shows it; actions get the exact time.
+            ("now", Value::from(self.now_ms().div_euclid(60_000) * 60_000)),
+            ("clipboard", Value::from(self.clipboard.clone().unwrap_or_default())),
+            (
+                "app",
+                Value::from_pairs([
+                    ("id", Value::from(package.manifest.id.clone())),
+                    ("name", Value::from(package.manifest.name.clone())),
+                    ("package", Value::from(package.manifest.package.clone())),
+                ]),
+            ),
+            (phonebench_apps::DATA_KEY, Value::from_object(RenderData(Arc::new(data)))),
+        ]);
+        let name = AppPackage::template_name(&frame.screen);
+        let file = package
+            .screens
+            .get(&frame.screen)
+            .cloned()
+            .unwrap_or_else(|| package.dir.join("screens").join(&name));
+        let template = package
+            .env
+            .get_template(&name)
+            .map_err(|e| fail(phonebench_apps::templates::template_error(&file, &e).to_string()))?;
+        let xml = template.render(ctx).map_err(|e| fail(render_error(&file, &e)))?;
+        let mut root = crate::markup::parse_layout(&xml, &package.manifest.package)
+            .map_err(|e| fail(format!("{}: the rendered layout is wrong: {e}", file.display())))?;
+
+        let frame = self.apps[i].stack.last_mut().ok_or_else(|| fail("no screen".into()))?;
+        let first = !frame.initialized;
+        let mut stack = vec![&mut root];
+        let mut autofocus = None;
+        while let Some(view) = stack.pop() {
+            if view.kind == Kind::Edit
+                && let Some(id) = &view.id
+            {
+                let text =
+                    frame.fields.entry(id.clone()).or_insert_with(|| view.value.clone().unwrap_or_default());
+                view.text = text.clone();
+                if first && view.focus && autofocus.is_none() {
+                    autofocus = Some(id.clone());
+                }
+            }
+            stack.extend(view.children.iter_mut().rev());
+        }
+        frame.initialized = true;
+        if let Some(id) = autofocus {
+            frame.focused = Some(id);
+            self.keyboard = true;
+        }
+        Ok(root)
+    }
+}
+
+fn render_error(file: &std::path::Path, err: &minijinja::Error) -> String {
+    let mut message = format!("{}", phonebench_apps::templates::template_error(file, err));
+    let mut source = std::error::Error::source(err);
+    while let Some(inner) = source {
+        message.push_str(&format!(": {inner}"));
+        source = inner.source();
+    }
+    message
+}
+
+fn overlay_view(overlay: &Overlay) -> View {
+    match overlay {
+        Overlay::Dialog { title, message, buttons, options, selected, .. } => {
+            let options: Vec<(String, bool)> = options
+                .iter()
+                .map(|(label, value)| (label.clone(), selected.as_deref() == Some(value)))
+                .collect();
+            let buttons: Vec<String> = buttons.iter().map(|b| b.0.clone()).collect();
+            system::dialog(title.as_deref(), message.as_deref(), &options, &buttons)
+        }
+        Overlay::Menu { items, .. } => {
+            let labels: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
+            system::menu(&labels)
+        }
+    }
+}
+
+fn to_bounds(r: Rect) -> Bounds {
+    Bounds::new(
+        r.x.round() as i32,
+        r.y.round() as i32,
+        (r.x + r.w).round() as i32,
+        (r.y + r.h).round() as i32,
+    )
+}
+
+fn intersect(a: Rect, b: Rect) -> Option<Rect> {
+    let x0 = a.x.max(b.x);
+    let y0 = a.y.max(b.y);
+    let x1 = (a.x + a.w).min(b.x + b.w);
+    let y1 = (a.y + a.h).min(b.y + b.h);
+    (x1 > x0 && y1 > y0).then_some(Rect { x: x0, y: y0, w: x1 - x0, h: y1 - y0 })
+}
+
+/// Adds one window's visible views to the tree. Views wholly outside their scroll container
+/// (or window) are left out with their subtrees, as Android leaves out unattached list items.
+fn emit(builder: &mut TreeBuilder, infos: &mut Vec<NodeInfo>, window: &WindowSpec) -> Result<(), String> {
+    let laid = &window.laid;
+    let n = laid.views.len();
+    let mut visible: Vec<Option<Rect>> = vec![None; n];
+    let mut shift = vec![0.0f32; n];
+    let mut open: Vec<(usize, i32)> = Vec::new(); // (view index, children emitted so far)
+    let window_area = laid.rects[0];
+    for i in 0..n {
+        let view = laid.views[i];
+        let parent = laid.parents[i];
+        let (clip, base_shift) = match parent {
+            None => (window_area, 0.0),
+            Some(p) => {
+                let Some(clip) = visible[p] else { continue };
+                let pv = laid.views[p];
+                let offset = if pv.kind == Kind::Scroll {
+                    scroll_offset(window, pv, p, laid.max_scroll[p])
+                } else {
+                    0.0
+                };
+                (clip, shift[p] + offset)
+            }
+        };
+        shift[i] = base_shift;
+        let r = laid.rects[i];
+        let rect = Rect { y: r.y - base_shift, ..r };
+        let Some(vis) = intersect(rect, clip).or(if parent.is_none() { Some(rect) } else { None }) else {
+            continue;
+        };
+        visible[i] = Some(vis);
+
+        while let Some(&(top, _)) = open.last() {
+            if Some(top) == parent {
+                break;
+            }
+            open.pop();
+            builder.close().map_err(|e| e.to_string())?;
+        }
+        let index = match open.last_mut() {
+            Some((_, count)) => {
+                *count += 1;
+                *count - 1
+            }
+            None => 0,
+        };
+        let bounds = to_bounds(vis);
+        let focused =
+            view.kind == Kind::Edit && window.app_surface && view.id.is_some() && view.id == window.focused;
+        let max_scroll = laid.max_scroll[i];
+        let mut node = Node::new(view.class.clone(), window.package.clone(), bounds);
+        node.index = index;
+        node.text = if view.password && !view.text.is_empty() {
+            "•".repeat(view.text.chars().count())
+        } else {
+            view.text.clone()
+        };
+        node.resource_id = view.resource_id.clone();
+        node.content_desc = view.desc.clone();
+        node.checkable = matches!(view.kind, Kind::Toggle | Kind::Radio);
+        node.checked = view.checked;
+        node.clickable = view.is_clickable();
+        node.enabled = view.enabled;
+        node.focusable = node.clickable || view.kind == Kind::Edit;
+        node.focused = focused;
+        node.scrollable = view.kind == Kind::Scroll && max_scroll > 0.0;
+        node.long_clickable = view.is_long_clickable();
+        node.password = view.password;
+        node.selected = view.selected;
+        if view.kind == Kind::Edit {
+            node.hint = view.hint.clone();
+        }
+        if parent.is_none() {
+            builder.open_window(node, window.kind, window.layer).map_err(|e| e.to_string())?;
+        } else {
+            builder.open(node).map_err(|e| e.to_string())?;
+        }
+        open.push((i, 0));
+        infos.push(NodeInfo {
+            surface_is_app: window.app_surface,
+            kind: view.kind,
+            id: view.id.clone(),
+            hooks: view.hooks.clone(),
+            enabled: view.enabled,
+            checked: view.checked,
+            text: view.text.clone(),
+            bounds,
+            seek: (view.kind == Kind::Seek).then(|| (view.seek.1, bounds.left, bounds.width() as i32)),
+            scroll: (view.kind == Kind::Scroll)
+                .then(|| (scroll_key(view, i), max_scroll, scroll_offset(window, view, i, max_scroll))),
+        });
+    }
+    for _ in open {
+        builder.close().map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn scroll_key(view: &View, index: usize) -> String {
+    view.id.clone().unwrap_or_else(|| format!("#{index}"))
+}
+
+fn scroll_offset(window: &WindowSpec, view: &View, index: usize, max: f32) -> f32 {
+    let default = if view.start_at_end { max } else { 0.0 };
+    window.scroll.get(&scroll_key(view, index)).copied().unwrap_or(default).clamp(0.0, max)
+}

@@ -1,0 +1,310 @@
+//! Running an app's named actions: the step interpreter.
+//!
+//! An action runs inside one SQLite savepoint: if any step fails (a bug in the package), its
+//! database changes are rolled back, so a failed action never leaves half-done state.
+
+use std::collections::BTreeMap;
+
+use minijinja::Value;
+use phonebench_apps::{AppPackage, Step};
+
+use crate::data::{bind, to_json};
+use crate::phone::{AppEvent, Foreground, Frame, MenuAction, Outcome, Overlay, Phone, PhoneError};
+
+/// Where a running action finds names: event arguments, then the screen's fields, vars and args,
+/// then the specials.
+///
+/// The screen's values are taken when the action starts, so steps after a `navigate` still see
+/// the fields of the screen the user acted on.
+struct Scope {
+    event: BTreeMap<String, Value>,
+    origin: Frame,
+    specials: BTreeMap<String, Value>,
+}
+
+impl Phone {
+    fn scope_value(scope: &Scope, name: &str) -> Option<Value> {
+        if let Some(v) = scope.event.get(name) {
+            return Some(v.clone());
+        }
+        let frame = &scope.origin;
+        if let Some(v) = frame.fields.get(name) {
+            return Some(Value::from(v.clone()));
+        }
+        if let Some(v) = frame.vars.get(name) {
+            return Some(v.clone());
+        }
+        if let Some(v) = frame.args.get(name) {
+            return Some(v.clone());
+        }
+        scope.specials.get(name).cloned()
+    }
+
+    /// The expression/template context: every name of the scope at top level (in lookup order)
+    /// plus `fields`, `vars`, `args` as maps.
+    fn scope_context(scope: &Scope) -> Value {
+        let mut map: BTreeMap<String, Value> = scope.specials.clone();
+        let frame = &scope.origin;
+        for (k, v) in &frame.args {
+            map.insert(k.clone(), v.clone());
+        }
+        for (k, v) in &frame.vars {
+            map.insert(k.clone(), v.clone());
+        }
+        for (k, v) in &frame.fields {
+            map.insert(k.clone(), Value::from(v.clone()));
+        }
+        map.insert("fields".into(), Value::from(frame.fields.clone()));
+        map.insert("vars".into(), Value::from(frame.vars.clone()));
+        map.insert("args".into(), Value::from(frame.args.clone()));
+        for (k, v) in &scope.event {
+            map.insert(k.clone(), v.clone());
+        }
+        Value::from(map)
+    }
+
+    /// Runs the foreground app's action `name` with event arguments `args`.
+    pub(crate) fn run_action(
+        &mut self,
+        name: &str,
+        args: BTreeMap<String, Value>,
+        outcome: &mut Outcome,
+    ) -> Result<(), PhoneError> {
+        let Foreground::App(app) = self.foreground else {
+            outcome.notes.push(format!("action `{name}` has no app in front to run in"));
+            return Ok(());
+        };
+        let package = self.apps[app].package.clone();
+        let app_id = package.manifest.id.clone();
+        if !package.actions.contains_key(name) {
+            return Err(PhoneError::App {
+                app: app_id,
+                message: format!("a screen names unknown action `{name}` (computed handler)"),
+            });
+        };
+        self.data_version += 1;
+        let db = self.apps[app].db.clone();
+        let savepoint = |sql: &str| -> Result<(), PhoneError> {
+            let conn = db
+                .lock()
+                .map_err(|_| PhoneError::App { app: app_id.clone(), message: "lock poisoned".into() })?;
+            conn.execute_batch(sql)
+                .map_err(|e| PhoneError::App { app: app_id.clone(), message: e.to_string() })
+        };
+        savepoint("SAVEPOINT phonebench_action")?;
+        let origin = self.apps[app].stack.last().cloned().unwrap_or_default();
+        let mut scope = Scope { event: args, origin, specials: BTreeMap::new() };
+        scope.specials.insert("now".into(), Value::from(self.now_ms()));
+        scope.specials.insert("clipboard".into(), Value::from(self.clipboard.clone().unwrap_or_default()));
+        let result = self.run_steps(app, &package, name, &mut scope, outcome);
+        match result {
+            Ok(()) => savepoint("RELEASE phonebench_action"),
+            Err(e) => {
+                savepoint("ROLLBACK TO phonebench_action")?;
+                savepoint("RELEASE phonebench_action")?;
+                Err(e)
+            }
+        }
+    }
+
+    fn run_steps(
+        &mut self,
+        app: usize,
+        package: &AppPackage,
+        name: &str,
+        scope: &mut Scope,
+        outcome: &mut Outcome,
+    ) -> Result<(), PhoneError> {
+        let Some(action) = package.actions.get(name) else { return Ok(()) };
+        for step in &action.steps {
+            let at = |message: String| PhoneError::App {
+                app: package.manifest.id.clone(),
+                message: format!(
+                    "{}:{}: action `{name}`: {message}",
+                    package.actions_file.display(),
+                    step.line
+                ),
+            };
+            let eval = |scope: &Scope, expr: &str| -> Result<Value, PhoneError> {
+                let compiled = package.env.compile_expression(expr).map_err(|e| at(e.to_string()))?;
+                compiled.eval(Phone::scope_context(scope)).map_err(|e| at(format!("`{expr}`: {e}")))
+            };
+            let eval_args = |scope: &Scope, args: &[(String, String)]| {
+                args.iter()
+                    .map(|(k, e)| Ok((k.clone(), eval(scope, e)?)))
+                    .collect::<Result<BTreeMap<String, Value>, PhoneError>>()
+            };
+            let text = |scope: &Scope, template: &str| -> Result<String, PhoneError> {
+                package.env.render_str(template, Phone::scope_context(scope)).map_err(|e| at(e.to_string()))
+            };
+            match &step.step {
+                Step::Sql { sql } => {
+                    let (changes, last) = {
+                        let conn = self.apps[app].db.lock().map_err(|_| at("lock poisoned".into()))?;
+                        let mut stmt = conn.prepare_cached(sql).map_err(|e| at(e.to_string()))?;
+                        bind(&mut stmt, sql, &|n| Phone::scope_value(scope, n)).map_err(at)?;
+                        let changes = stmt.raw_execute().map_err(|e| at(format!("SQL error: {e}")))?;
+                        (changes, conn.last_insert_rowid())
+                    };
+                    scope.specials.insert("changes".into(), Value::from(changes as i64));
+                    scope.specials.insert("last_insert_id".into(), Value::from(last));
+                }
+                Step::Guard { sql, toast } => {
+                    let pass = {
+                        let conn = self.apps[app].db.lock().map_err(|_| at("lock poisoned".into()))?;
+                        let rows = crate::data::query_rows(&conn, sql, &|n| Phone::scope_value(scope, n))
+                            .map_err(at)?;
+                        rows.first()
+                            .and_then(|row| {
+                                row.try_iter()
+                                    .ok()
+                                    .and_then(|mut k| k.next())
+                                    .and_then(|k| row.get_item(&k).ok())
+                            })
+                            .is_some_and(|v| v.is_true())
+                    };
+                    if !pass {
+                        if let Some(t) = toast {
+                            let message = text(scope, t)?;
+                            self.show_toast(message, package.manifest.package.clone());
+                        }
+                        return Ok(());
+                    }
+                }
+                Step::Navigate { screen, dynamic, args } => {
+                    let screen = if *dynamic {
+                        let value = eval(scope, screen)?;
+                        let name = value.as_str().map(str::to_string).unwrap_or_else(|| value.to_string());
+                        if !package.screens.contains_key(&name) {
+                            return Err(at(format!("navigate_by gave unknown screen `{name}`")));
+                        }
+                        name
+                    } else {
+                        screen.clone()
+                    };
+                    let args = eval_args(scope, args)?;
+                    self.keyboard = false;
+                    self.apps[app].stack.push(Frame::new(&screen, args));
+                }
+                Step::Replace { screen, args } => {
+                    let args = eval_args(scope, args)?;
+                    let stack = &mut self.apps[app].stack;
+                    let opened_from = stack.pop().and_then(|f| f.opened_from);
+                    let mut frame = Frame::new(screen, args);
+                    frame.opened_from = opened_from;
+                    stack.push(frame);
+                    self.keyboard = false;
+                }
+                Step::Back { count } => {
+                    for _ in 0..*count {
+                        if self.foreground != Foreground::App(app) {
+                            break;
+                        }
+                        self.keyboard = false;
+                        self.overlay = None;
+                        self.back();
+                    }
+                }
+                Step::Set { vars } => {
+                    let values = eval_args(scope, vars)?;
+                    if let Some(frame) = self.apps[app].stack.last_mut() {
+                        frame.vars.extend(values);
+                    }
+                }
+                Step::Clear { field } => {
+                    if let Some(frame) = self.apps[app].stack.last_mut() {
+                        frame.fields.insert(field.clone(), String::new());
+                    }
+                }
+                Step::Toast { message } => {
+                    let message = text(scope, message)?;
+                    self.show_toast(message, package.manifest.package.clone());
+                }
+                Step::Dialog(spec) => {
+                    let title = spec.title.as_deref().map(|t| text(scope, t)).transpose()?;
+                    let message = spec.message.as_deref().map(|t| text(scope, t)).transpose()?;
+                    let buttons = spec
+                        .buttons
+                        .iter()
+                        .map(|b| Ok((text(scope, &b.label)?, b.action.clone())))
+                        .collect::<Result<Vec<_>, PhoneError>>()?;
+                    let options = spec
+                        .options
+                        .iter()
+                        .map(|o| Ok((text(scope, &o.label)?, text(scope, &o.value)?)))
+                        .collect::<Result<Vec<_>, PhoneError>>()?;
+                    let selected = match &spec.selected {
+                        Some(e) => {
+                            let v = eval(scope, e)?;
+                            Some(v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                        }
+                        None => None,
+                    };
+                    self.keyboard = false;
+                    self.overlay = Some(Overlay::Dialog {
+                        title,
+                        message,
+                        buttons,
+                        options,
+                        selected,
+                        action: spec.action.clone(),
+                        args: scope.event.clone(),
+                    });
+                }
+                Step::Menu { items } => {
+                    let items = items
+                        .iter()
+                        .map(|i| {
+                            let label = text(scope, &i.label)?;
+                            let action = match &i.action {
+                                Some(a) => MenuAction::App { action: a.clone(), args: scope.event.clone() },
+                                None => MenuAction::Close,
+                            };
+                            Ok((label, action))
+                        })
+                        .collect::<Result<Vec<_>, PhoneError>>()?;
+                    self.keyboard = false;
+                    self.overlay = Some(Overlay::Menu { items, anchor: (540.0, 600.0) });
+                }
+                Step::OpenApp { app: target, screen, args } => {
+                    let Some(index) = self.find_app(target) else {
+                        return Err(at(format!("open_app: app `{target}` is not installed on this phone")));
+                    };
+                    let args = eval_args(scope, args)?;
+                    match screen {
+                        Some(screen) => {
+                            let mut frame = Frame::new(screen, args);
+                            frame.opened_from = Some(app);
+                            self.apps[index].stack.push(frame);
+                            self.switch_to(index);
+                        }
+                        None => self.launch(index),
+                    }
+                }
+                Step::Copy { expr } => {
+                    let v = eval(scope, expr)?;
+                    self.clipboard = Some(v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+                }
+                Step::Paste { field } => {
+                    let clip = self.clipboard.clone().unwrap_or_default();
+                    if let Some(frame) = self.apps[app].stack.last_mut() {
+                        frame.fields.entry(field.clone()).or_default().push_str(&clip);
+                    }
+                }
+                Step::Emit { event, data } => {
+                    let values = eval_args(scope, data)?;
+                    let data: serde_json::Map<String, serde_json::Value> =
+                        values.iter().map(|(k, v)| (k.clone(), to_json(v))).collect();
+                    self.events.push(AppEvent {
+                        time_ms: self.now_ms(),
+                        app: package.manifest.id.clone(),
+                        name: event.clone(),
+                        data: serde_json::Value::Object(data),
+                    });
+                }
+            }
+        }
+        let _ = outcome;
+        Ok(())
+    }
+}

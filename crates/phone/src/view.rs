@@ -1,0 +1,282 @@
+//! Views: the element tree a screen's layout XML describes (or the phone builds for its own
+//! system UI), before layout gives it bounds.
+
+use std::collections::BTreeMap;
+
+/// Pixels per dp: 1080×2400 at 420 dpi, like a Pixel phone.
+pub const DENSITY: f32 = 2.625;
+
+/// A size along one axis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Dim {
+    /// Sized by content.
+    Wrap,
+    /// Fills the parent.
+    Match,
+    /// Fixed, in px.
+    Px(f32),
+    /// Share of the parent, 0..=1.
+    Fraction(f32),
+}
+
+/// How a container lays out its children.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// Top to bottom.
+    Vertical,
+    /// Start to end.
+    Horizontal,
+    /// First child in flow, the rest placed over it by `gravity` (FrameLayout).
+    Stack,
+}
+
+/// Cross-axis or main-axis alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Start edge.
+    Start,
+    /// Centre.
+    Center,
+    /// End edge.
+    End,
+    /// Fill (cross axis) / spread (main axis).
+    Stretch,
+}
+
+/// Four edges in px.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Edges {
+    /// Top.
+    pub top: f32,
+    /// Right.
+    pub right: f32,
+    /// Bottom.
+    pub bottom: f32,
+    /// Left.
+    pub left: f32,
+}
+
+/// Box layout of one view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoxStyle {
+    /// Width.
+    pub width: Dim,
+    /// Height.
+    pub height: Dim,
+    /// Flex grow along the parent's axis.
+    pub weight: f32,
+    /// Inner spacing.
+    pub padding: Edges,
+    /// Outer spacing.
+    pub margin: Edges,
+    /// Space between children.
+    pub gap: f32,
+    /// Cross-axis alignment of children.
+    pub align: Align,
+    /// Main-axis distribution of children.
+    pub justify: Align,
+    /// How children are laid out (containers).
+    pub axis: Axis,
+    /// Where a stacked child sits in a FrameLayout: (horizontal, vertical).
+    pub gravity: (Align, Align),
+    /// Minimum height, px.
+    pub min_height: f32,
+}
+
+impl Default for BoxStyle {
+    fn default() -> Self {
+        BoxStyle {
+            width: Dim::Wrap,
+            height: Dim::Wrap,
+            weight: 0.0,
+            padding: Edges::default(),
+            margin: Edges::default(),
+            gap: 0.0,
+            align: Align::Stretch,
+            justify: Align::Start,
+            axis: Axis::Vertical,
+            gravity: (Align::Start, Align::Start),
+            min_height: 0.0,
+        }
+    }
+}
+
+/// Text look of a view that shows text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TextLook {
+    /// Size in px.
+    pub size_px: f32,
+    /// Bold face.
+    pub bold: bool,
+    /// Maximum lines shown.
+    pub max_lines: Option<u32>,
+}
+
+/// What a view is, which decides how input reaches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A container.
+    Group,
+    /// A vertical scroll container.
+    Scroll,
+    /// Shows text.
+    Text,
+    /// A text field.
+    Edit,
+    /// Switch or check box: a tap flips it.
+    Toggle,
+    /// A radio button.
+    Radio,
+    /// A seek bar: a tap or drag sets its value.
+    Seek,
+    /// An image or icon button.
+    Image,
+}
+
+/// Something the phone does itself when a system view is used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SystemHandler {
+    /// Launcher icon: open app `i`.
+    Launch(usize),
+    /// Navigation bar: back.
+    Back,
+    /// Navigation bar: home.
+    Home,
+    /// Navigation bar: overview (recent apps).
+    Recents,
+    /// Keyboard key: type this text.
+    Type(String),
+    /// Keyboard delete key.
+    Backspace,
+    /// Keyboard enter key.
+    Enter,
+    /// Dialog button `i`.
+    DialogButton(usize),
+    /// Single-choice dialog option `i`.
+    DialogOption(usize),
+    /// Menu item `i`.
+    MenuItem(usize),
+    /// Overview card: switch to app `i`.
+    SwitchTo(usize),
+}
+
+/// What runs when a view is used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handler {
+    /// A named action of the foreground app.
+    App(String),
+    /// The phone's own behaviour.
+    System(SystemHandler),
+}
+
+/// The event handlers and arguments of a view.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Hooks {
+    /// On tap.
+    pub on_click: Option<Handler>,
+    /// On long press.
+    pub on_long_click: Option<Handler>,
+    /// On value change (text, toggle, seek bar).
+    pub on_change: Option<Handler>,
+    /// On Enter in a text field.
+    pub on_submit: Option<Handler>,
+    /// `arg-*` attributes, in name order.
+    pub args: BTreeMap<String, String>,
+    /// Long press offers Copy.
+    pub copyable: bool,
+}
+
+/// One view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
+    /// Android class name.
+    pub class: String,
+    /// What it is.
+    pub kind: Kind,
+    /// The element id as written (`name` or `android:id/name`), if any.
+    pub id: Option<String>,
+    /// Full resource id.
+    pub resource_id: String,
+    /// Text shown.
+    pub text: String,
+    /// content-desc.
+    pub desc: String,
+    /// Hint of a text field.
+    pub hint: Option<String>,
+    /// Enabled.
+    pub enabled: bool,
+    /// Checked.
+    pub checked: bool,
+    /// Selected.
+    pub selected: bool,
+    /// Password field.
+    pub password: bool,
+    /// Forced clickable.
+    pub clickable: bool,
+    /// Focus on open (text fields).
+    pub focus: bool,
+    /// Initial text of a text field.
+    pub value: Option<String>,
+    /// Seek bar progress and maximum.
+    pub seek: (i64, i64),
+    /// Scroll container that opens scrolled to its end (a conversation).
+    pub start_at_end: bool,
+    /// Event handlers.
+    pub hooks: Hooks,
+    /// Box layout.
+    pub style: BoxStyle,
+    /// Text look, for views that show text.
+    pub look: Option<TextLook>,
+    /// Children.
+    pub children: Vec<View>,
+}
+
+impl View {
+    /// A view of `class` with the defaults of `kind`.
+    pub fn new(class: &str, kind: Kind) -> View {
+        View {
+            class: class.to_string(),
+            kind,
+            id: None,
+            resource_id: String::new(),
+            text: String::new(),
+            desc: String::new(),
+            hint: None,
+            enabled: true,
+            checked: false,
+            selected: false,
+            password: false,
+            clickable: false,
+            focus: false,
+            value: None,
+            seek: (0, 100),
+            start_at_end: false,
+            hooks: Hooks::default(),
+            style: BoxStyle::default(),
+            look: None,
+            children: Vec::new(),
+        }
+    }
+
+    /// Whether a tap does something here.
+    pub fn is_clickable(&self) -> bool {
+        self.clickable
+            || self.hooks.on_click.is_some()
+            || matches!(self.kind, Kind::Edit | Kind::Toggle | Kind::Radio | Kind::Seek) && self.enabled
+    }
+
+    /// Whether a long press does something here.
+    pub fn is_long_clickable(&self) -> bool {
+        self.hooks.on_long_click.is_some() || self.hooks.copyable || self.kind == Kind::Edit
+    }
+
+    /// Whether it shows text that layout must measure.
+    pub fn shows_text(&self) -> bool {
+        self.look.is_some()
+    }
+}
+
+/// dp to px.
+pub fn dp(value: f32) -> f32 {
+    value * DENSITY
+}

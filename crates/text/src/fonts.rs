@@ -1,0 +1,168 @@
+//! The font system: the embedded faces and the shaping state, shared by measurement now and by the
+//! screenshot renderer later.
+
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use cosmic_text::fontdb::{Database, Source};
+use cosmic_text::{Attrs, Buffer, Family, FontSystem, Metrics, Shaping, Weight, Wrap};
+
+use crate::{BOLD_TTF, FAMILY, REGULAR_TTF, Request, TextSize, TextStyle};
+
+/// The locale handed to cosmic-text, fixed rather than read from the machine so that
+/// locale-dependent choices (script fallback lists) cannot differ between hosts.
+const LOCALE: &str = "en-US";
+
+/// A `cosmic_text::FontSystem` that knows only the embedded DejaVu Sans Regular and Bold.
+///
+/// Measurement uses the process-wide one ([`Fonts::shared`]); the screenshot renderer should lay
+/// text out with [`Fonts::layout`] on the same instance, so that it draws exactly what layout
+/// measured, and rasterize through [`Fonts::font_system`] with a `cosmic_text::SwashCache`.
+pub struct Fonts {
+    system: FontSystem,
+    /// Reused between measurements to keep their line allocations: measuring is on the step path.
+    scratch: Option<Buffer>,
+}
+
+impl std::fmt::Debug for Fonts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fonts").field("system", &self.system).finish_non_exhaustive()
+    }
+}
+
+impl Default for Fonts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Fonts {
+    /// A fresh font system with only the embedded faces. Loading parses the two faces' tables, so
+    /// prefer [`Fonts::shared`]; a private one is for code that must not contend for its lock.
+    pub fn new() -> Self {
+        let mut db = Database::new();
+        // `&'static [u8]` behind an `Arc`: fontdb reads the embedded bytes in place, no copy.
+        db.load_font_source(Source::Binary(Arc::new(REGULAR_TTF)));
+        db.load_font_source(Source::Binary(Arc::new(BOLD_TTF)));
+        // Generic families resolve to the embedded face too, whatever a caller asks for.
+        db.set_sans_serif_family(FAMILY);
+        db.set_serif_family(FAMILY);
+        db.set_monospace_family(FAMILY);
+        db.set_cursive_family(FAMILY);
+        db.set_fantasy_family(FAMILY);
+        Self { system: FontSystem::new_with_locale_and_db(LOCALE.to_owned(), db), scratch: None }
+    }
+
+    /// The process-wide font system, created on first use. Every phone on every thread shares it,
+    /// since a `FontSystem` is large and keeps caches worth sharing.
+    pub fn shared() -> &'static Mutex<Fonts> {
+        static SHARED: OnceLock<Mutex<Fonts>> = OnceLock::new();
+        SHARED.get_or_init(|| Mutex::new(Fonts::new()))
+    }
+
+    /// Locks [`Fonts::shared`], recovering from a poisoned lock: the font system holds only caches,
+    /// so a panic elsewhere while it was locked must not take every later measurement down with it.
+    pub fn lock_shared() -> MutexGuard<'static, Fonts> {
+        Self::shared().lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The underlying font system, for drawing a [`Fonts::layout`] buffer (`Buffer::draw`).
+    pub fn font_system(&mut self) -> &mut FontSystem {
+        &mut self.system
+    }
+
+    /// The cosmic-text attributes for `style`: the embedded family, regular or bold.
+    pub fn attrs(style: &TextStyle) -> Attrs<'static> {
+        Attrs::new().family(Family::Name(FAMILY)).weight(if style.bold {
+            Weight::BOLD
+        } else {
+            Weight::NORMAL
+        })
+    }
+
+    /// Shapes and lays out `text` exactly as [`crate::measure`] does (same sanitizing, same wrapping
+    /// at `max_width` rounded to whole pixels). The buffer holds every line: a caller honouring a
+    /// `maxLines` draws only the first that many layout runs.
+    ///
+    /// Returns `None` when there is nothing to lay out: `size_px` is not a positive finite number.
+    pub fn layout(&mut self, text: &str, style: &TextStyle, max_width: Option<f32>) -> Option<Buffer> {
+        let request = Request::new(style, max_width, None);
+        let mut buffer = Buffer::new_empty(metrics(&request)?);
+        self.fill(&mut buffer, text, &request);
+        Some(buffer)
+    }
+
+    /// Like [`crate::measure`] but without its cache, on this font system.
+    pub fn measure(
+        &mut self,
+        text: &str,
+        style: &TextStyle,
+        max_width: Option<f32>,
+        max_lines: Option<u32>,
+    ) -> TextSize {
+        self.measure_request(text, &Request::new(style, max_width, max_lines))
+    }
+
+    pub(crate) fn measure_request(&mut self, text: &str, request: &Request) -> TextSize {
+        let Some(metrics) = metrics(request) else { return TextSize::default() };
+        let cap = request.max_lines().unwrap_or(u32::MAX);
+        if cap == 0 {
+            return TextSize::default();
+        }
+        let mut buffer = match self.scratch.take() {
+            Some(mut buffer) => {
+                buffer.set_metrics(metrics);
+                buffer
+            }
+            None => Buffer::new_empty(metrics),
+        };
+        self.fill(&mut buffer, text, request);
+
+        let mut lines = 0u32;
+        let mut width = 0.0f32;
+        for run in buffer.layout_runs() {
+            if lines == cap {
+                break;
+            }
+            lines += 1;
+            width = width.max(run.line_w);
+        }
+        self.scratch = Some(buffer);
+
+        // cosmic-text lays out an empty text as one empty line; keep Android's "one line" even if
+        // that ever changes.
+        let lines = lines.max(1);
+        if let Some(max_width) = request.max_width() {
+            // A glyph wider than the whole line still gets a line of its own; the view clips it.
+            width = width.min(max_width);
+        }
+        let height = lines as f32 * (request.size_px() * request.line_height());
+        TextSize { width, height, lines }
+    }
+
+    /// Sets `text` into `buffer` with the request's style and width, and shapes every line.
+    fn fill(&mut self, buffer: &mut Buffer, text: &str, request: &Request) {
+        let style = TextStyle {
+            size_px: request.size_px(),
+            bold: request.bold(),
+            line_height: request.line_height(),
+        };
+        // Android breaks at word boundaries and splits a word only when it cannot fit alone.
+        buffer.set_wrap(Wrap::WordOrGlyph);
+        buffer.set_size(request.max_width(), None);
+        buffer.set_text(text, &Self::attrs(&style), Shaping::Advanced, None);
+        // No height limit, so this shapes and lays out every line.
+        buffer.shape_until_scroll(&mut self.system, false);
+    }
+}
+
+/// The cosmic-text metrics for a request, or `None` when its size is unusable (zero).
+fn metrics(request: &Request) -> Option<Metrics> {
+    let size = request.size_px();
+    if size <= 0.0 {
+        return None;
+    }
+    let line_px = size * request.line_height();
+    // cosmic-text rejects a zero line height; it only affects vertical positions, which
+    // measurement computes itself, so the font size stands in.
+    Some(Metrics::new(size, if line_px > 0.0 { line_px } else { size }))
+}
