@@ -125,7 +125,13 @@ fn style_of(view: &View, parent: Option<&View>, stacked: bool) -> Style {
         style.min_size.height = LengthPercentageAuto::length(s.min_height);
     }
     if s.weight > 0.0 {
+        // Android measures weighted children from zero and never lets content push siblings out.
         style.flex_basis = Dimension::length(0.0);
+        match parent.map(|p| p.style.axis) {
+            Some(Axis::Horizontal) => style.min_size.width = LengthPercentageAuto::length(0.0),
+            _ if s.min_height == 0.0 => style.min_size.height = LengthPercentageAuto::length(0.0),
+            _ => {}
+        }
     }
     let parent_axis = parent.map(|p| p.style.axis);
     let parent_scrolls = parent.is_some_and(|p| p.kind == Kind::Scroll);
@@ -379,6 +385,16 @@ mod tests {
         assert!(text.x + text.w <= 1080.0 + 0.5, "{text:?}");
         assert!(text.h > 3.0 * 42.0, "wrapped text is several lines high: {text:?}");
         assert_eq!(rects[1].h, text.h);
+    }
+
+    #[test]
+    fn weighted_text_in_a_row_leaves_room_for_its_siblings() {
+        let long = "x".repeat(300);
+        let (_, rects, _) = lay(&format!(
+            "<LinearLayout><LinearLayout orientation=\"horizontal\"><TextView text=\"{long}\" lines=\"1\" weight=\"1\"/><TextView text=\"9:41\"/></LinearLayout></LinearLayout>"
+        ));
+        let time = rects[3];
+        assert!(time.w > 0.0 && time.x + time.w <= 1080.0 + 0.5, "{time:?}");
     }
 
     #[test]
