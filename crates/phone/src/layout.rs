@@ -134,6 +134,19 @@ fn style_of(view: &View, parent: Option<&View>, stacked: bool) -> Style {
         }
     }
     let parent_axis = parent.map(|p| p.style.axis);
+    // `match` across the parent's axis is a stretch, so margins are kept inside the parent
+    // (a percentage of 100% plus a margin would overflow it).
+    match parent_axis {
+        Some(Axis::Vertical) if s.width == Dim::Match => {
+            style.size.width = Dimension::auto();
+            style.align_self = Some(AlignItems::STRETCH);
+        }
+        Some(Axis::Horizontal) if s.height == Dim::Match => {
+            style.size.height = Dimension::auto();
+            style.align_self = Some(AlignItems::STRETCH);
+        }
+        _ => {}
+    }
     let parent_scrolls = parent.is_some_and(|p| p.kind == Kind::Scroll);
     style.flex_shrink = if parent_scrolls {
         0.0
@@ -395,6 +408,14 @@ mod tests {
         ));
         let time = rects[3];
         assert!(time.w > 0.0 && time.x + time.w <= 1080.0 + 0.5, "{time:?}");
+    }
+
+    #[test]
+    fn match_width_keeps_margins_inside_the_parent() {
+        let (_, rects, _) =
+            lay("<LinearLayout><TextView text=\"a\" width=\"match\" margin=\"0 16\"/></LinearLayout>");
+        assert_eq!(rects[1].x, dp(16.0).round());
+        assert_eq!(rects[1].x + rects[1].w, 1080.0 - dp(16.0).round());
     }
 
     #[test]

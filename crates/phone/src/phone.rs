@@ -19,6 +19,9 @@ use crate::render::{NodeInfo, Screen};
 use crate::view::{Handler, Kind, SystemHandler};
 use crate::{MS_PER_ACTION, TOAST_MS};
 
+/// Battery level the status bar shows; the Settings app's seed says the same.
+pub const BATTERY_PERCENT: u8 = 85;
+
 /// How a phone is set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PhoneConfig {
@@ -119,6 +122,9 @@ pub(crate) struct AppRuntime {
     pub stack: Vec<Frame>,
     /// The last rendered and laid-out top screen, reused while nothing it depends on changed.
     pub cache: Option<crate::render::ScreenCache>,
+    /// The app that brought this one to front with `open_app` (no screen): back at the root
+    /// returns there, as Android returns to the previous task.
+    pub return_to: Option<usize>,
 }
 
 /// A dialog or menu over the foreground app.
@@ -203,15 +209,16 @@ impl Phone {
                 db: Arc::new(Mutex::new(conn)),
                 stack: Vec::new(),
                 cache: None,
+                return_to: None,
             });
         }
-        let mut phone = Phone {
+        let phone = Phone {
             catalog,
             apps,
             config,
             clock,
             rng,
-            battery: 0,
+            battery: BATTERY_PERCENT,
             foreground: Foreground::Home,
             recents: Vec::new(),
             keyboard: false,
@@ -223,13 +230,7 @@ impl Phone {
             last_observation: None,
             data_version: 0,
         };
-        phone.battery = phone.draw_battery();
         Ok(phone)
-    }
-
-    fn draw_battery(&self) -> u8 {
-        let draw = self.rng.lock().map(|mut r| r.next_u64()).unwrap_or(0);
-        (40 + draw % 61) as u8
     }
 
     /// Restores the state the phone was created in: every database byte for byte from its
@@ -249,8 +250,8 @@ impl Phone {
             drop(conn);
             app.stack.clear();
             app.cache = None;
+            app.return_to = None;
         }
-        self.battery = self.draw_battery();
         self.foreground = Foreground::Home;
         self.recents.clear();
         self.keyboard = false;
@@ -431,6 +432,7 @@ impl Phone {
             Action::Key { key } => self.key(key, &mut outcome)?,
             Action::OpenApp { app } => {
                 let index = self.find_app(app).ok_or_else(|| self.unknown_app(app))?;
+                self.apps[index].return_to = None;
                 self.launch(index);
             }
             Action::RestartApp { app } => {
@@ -494,11 +496,36 @@ impl Phone {
     }
 
     /// The nearest node at or above `node` that reacts to `wants`.
-    fn handling_node(&self, node: NodeId, wants: impl Fn(&NodeInfo) -> bool) -> Option<NodeId> {
+    fn handling_node(&self, node: NodeId, wants: &impl Fn(&NodeInfo) -> bool) -> Option<NodeId> {
         let screen = self.screen.as_ref()?;
         std::iter::once(node)
             .chain(screen.tree.ancestors(node))
-            .find(|n| screen.infos.get(n.get()).is_some_and(&wants))
+            .find(|n| screen.infos.get(n.get()).is_some_and(wants))
+    }
+
+    /// The node a touch at `point` reaches, the Android way: in the topmost window under the
+    /// point, children before their parent and later (drawn on top) siblings first, the first
+    /// node that takes the event. A view that does not take it lets it through to views below.
+    fn touch_target(
+        &self,
+        node: NodeId,
+        point: (i32, i32),
+        wants: impl Fn(&NodeInfo) -> bool,
+    ) -> Option<NodeId> {
+        if let Some(found) = self.handling_node(node, &wants) {
+            return Some(found);
+        }
+        let screen = self.screen.as_ref()?;
+        let tree = &screen.tree;
+        let window = tree.windows_top_down().into_iter().find(|w| {
+            let root = tree.window(*w).root;
+            tree.node(root).bounds.contains(point.0, point.1)
+        })?;
+        let root = tree.window(window).root;
+        let ids: Vec<NodeId> = tree.dfs(root).collect();
+        ids.into_iter().rev().find(|id| {
+            tree.node(*id).bounds.contains(point.0, point.1) && screen.infos.get(id.get()).is_some_and(&wants)
+        })
     }
 
     /// Taps outside a dialog or menu close it, as Android's `setCanceledOnTouchOutside` does.
@@ -527,7 +554,7 @@ impl Phone {
             outcome.notes.push("the tap hit nothing".into());
             return Ok(());
         };
-        let Some(target) = self.handling_node(node, NodeInfo::takes_tap) else {
+        let Some(target) = self.touch_target(node, point, NodeInfo::takes_tap) else {
             outcome.notes.push("nothing there responds to a tap".into());
             return Ok(());
         };
@@ -585,7 +612,7 @@ impl Phone {
             outcome.notes.push("the long press hit nothing".into());
             return Ok(());
         };
-        let Some(target) = self.handling_node(node, NodeInfo::takes_long_press) else {
+        let Some(target) = self.touch_target(node, point, NodeInfo::takes_long_press) else {
             outcome.notes.push("nothing there responds to a long press".into());
             return Ok(());
         };
@@ -627,7 +654,7 @@ impl Phone {
             outcome.notes.push("the swipe started on nothing".into());
             return Ok(());
         };
-        if let Some(seek) = self.handling_node(node, |i| i.kind == Kind::Seek)
+        if let Some(seek) = self.touch_target(node, from, |i| i.kind == Kind::Seek)
             && let Some(info) = self.info(seek).cloned()
         {
             let value = info.seek_value_at(to.0);
@@ -641,7 +668,7 @@ impl Phone {
             outcome.notes.push("nothing here scrolls sideways".into());
             return Ok(());
         }
-        match self.handling_node(node, |i| i.scroll.is_some()) {
+        match self.touch_target(node, from, |i| i.scroll.is_some()) {
             Some(container) => self.scroll_by(container, dy, outcome),
             None => outcome.notes.push("nothing here scrolls".into()),
         }
@@ -658,7 +685,7 @@ impl Phone {
             Some(t) => {
                 let (_, node) = self.resolve(t)?;
                 outcome.hit = node.map(|n| self.node(n));
-                node.and_then(|n| self.handling_node(n, |i| i.scroll.is_some()))
+                node.and_then(|n| self.handling_node(n, &|i: &NodeInfo| i.scroll.is_some()))
                     .or_else(|| node.and_then(|n| self.scroll_inside(n)))
             }
             None => self.main_scroll_container(),
@@ -749,6 +776,8 @@ impl Phone {
                     self.switch_to(from);
                 } else if stack.len() > 1 {
                     stack.pop();
+                } else if let Some(from) = self.apps[i].return_to.take() {
+                    self.switch_to(from);
                 } else {
                     self.foreground = Foreground::Home;
                 }
@@ -890,7 +919,10 @@ impl Phone {
 
     fn run_system(&mut self, handler: SystemHandler, outcome: &mut Outcome) -> Result<(), PhoneError> {
         match handler {
-            SystemHandler::Launch(i) | SystemHandler::SwitchTo(i) => self.launch(i),
+            SystemHandler::Launch(i) | SystemHandler::SwitchTo(i) => {
+                self.apps[i].return_to = None;
+                self.launch(i);
+            }
             SystemHandler::Back => self.back(),
             SystemHandler::Home => self.home(),
             SystemHandler::Recents => {

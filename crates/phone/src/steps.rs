@@ -278,7 +278,10 @@ impl Phone {
                             self.apps[index].stack.push(frame);
                             self.switch_to(index);
                         }
-                        None => self.launch(index),
+                        None => {
+                            self.apps[index].return_to = Some(app);
+                            self.launch(index);
+                        }
                     }
                 }
                 Step::Copy { expr } => {

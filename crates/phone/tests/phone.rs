@@ -179,11 +179,9 @@ const APPS: [&str; 3] = ["contacts", "messages", "settings"];
 
 // --- input reaches what is drawn ------------------------------------------------------------------
 
-/// A tap at a list row's centre opens it, even though the floating "Create contact" button's
-/// full-screen layer is drawn over the list (Android passes a touch the layer does not consume
-/// on to the views under it).
+/// A tap at a list row's centre (a point, as coordinate agents send) opens it.
 #[test]
-fn point_tap_reaches_a_row_under_the_floating_button_layer() {
+fn point_tap_on_a_list_row_opens_it() {
     let mut phone = new_phone(0);
     open(&mut phone, "contacts");
     let row = expect_node(&mut phone, "Lucia Fernandez");
@@ -192,10 +190,9 @@ fn point_tap_reaches_a_row_under_the_floating_button_layer() {
     assert!(outcome.notes.is_empty(), "{:?}", outcome.notes);
 }
 
-/// A finger swipe up on the Contacts list scrolls it, though the floating button's layer covers
-/// the list (same cause as above).
+/// A finger swipe up on the Contacts list scrolls it.
 #[test]
-fn swipe_on_a_list_under_the_floating_button_layer_scrolls_it() {
+fn swipe_on_a_list_scrolls_it() {
     let mut phone = new_phone(0);
     open(&mut phone, "contacts");
     let list = expect_node(&mut phone, "contact_list").bounds;
@@ -208,6 +205,80 @@ fn swipe_on_a_list_under_the_floating_button_layer_scrolls_it() {
     let outcome = act(&mut phone, Action::Swipe(swipe));
     assert!(outcome.notes.is_empty(), "{:?}", outcome.notes);
     assert_ne!(phone.tree().expect("tree"), &before, "the list moved");
+}
+
+/// A minimal package: a button and a list, under a full-screen, non-clickable layer that holds a
+/// floating button in the corner (the CoordinatorLayout/FAB pattern), in `<tmp>/<case>/probe`.
+fn layered_phone(case: &str) -> (Phone, PathBuf) {
+    let root = std::env::temp_dir().join(format!("phonebench-phone-{}-{case}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("probe");
+    std::fs::create_dir_all(dir.join("screens")).expect("create the package");
+    let files = [
+        (
+            "app.toml",
+            "id = \"probe\"\nname = \"Probe\"\npackage = \"com.example.probe\"\nentry = \"main\"\nicon = \"x\"\n",
+        ),
+        ("schema.sql", "CREATE TABLE taps (id INTEGER PRIMARY KEY, what TEXT NOT NULL);\n"),
+        ("actions.toml", "[tapped]\nsteps = [{ sql = \"INSERT INTO taps (what) VALUES (:what)\" }]\n"),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).expect("write a package file");
+    }
+    let rows: String = (0..40)
+        .map(|i| format!("      <TextView id=\"row\" text=\"Row {i}\" height=\"56\" width=\"match\"/>\n"))
+        .collect();
+    let screen = format!(
+        "<FrameLayout width=\"match\" height=\"match\">\n\
+         \x20 <LinearLayout width=\"match\" height=\"match\">\n\
+         \x20   <Button id=\"under\" text=\"Under\" on-click=\"tapped\" arg-what=\"under\"/>\n\
+         \x20   <RecyclerView id=\"list\" width=\"match\" weight=\"1\">\n{rows}    </RecyclerView>\n\
+         \x20 </LinearLayout>\n\
+         \x20 <LinearLayout width=\"match\" height=\"match\" justify=\"end\" align=\"end\" padding=\"16\">\n\
+         \x20   <ImageButton id=\"fab\" desc=\"Fab\" on-click=\"tapped\" arg-what=\"fab\"/>\n\
+         \x20 </LinearLayout>\n\
+         </FrameLayout>\n"
+    );
+    std::fs::write(dir.join("screens/main.xml"), screen).expect("write the screen");
+    let package = AppPackage::load(&dir).unwrap_or_else(|e| panic!("the probe package loads: {e}"));
+    let catalog = Catalog::new(vec![package]).unwrap_or_else(|e| panic!("the probe catalog loads: {e}"));
+    let mut phone = Phone::new(catalog, PhoneConfig::default()).expect("the phone starts");
+    open(&mut phone, "probe");
+    (phone, root)
+}
+
+/// Android passes a touch that a view does not consume on to the views under it: a full-screen
+/// layer that is not clickable (here, the one holding a floating button) does not block taps,
+/// long presses or swipes on what is drawn below.
+#[test]
+fn touches_pass_through_a_non_clickable_layer_to_views_below() {
+    let (mut phone, root) = layered_phone("layer");
+    let taps = "SELECT group_concat(what, ',') FROM taps";
+
+    let fab = expect_node(&mut phone, "fab").bounds;
+    act(&mut phone, Action::Tap { target: centre(fab) });
+    assert_eq!(query_value(&phone, "probe", taps), serde_json::json!("fab"), "the layer's own button works");
+
+    let under = expect_node(&mut phone, "under").bounds;
+    let outcome = act(&mut phone, Action::Tap { target: centre(under) });
+    assert_eq!(
+        query_value(&phone, "probe", taps),
+        serde_json::json!("fab,under"),
+        "a tap on the button under the layer reaches it; notes {:?}",
+        outcome.notes
+    );
+
+    let list = expect_node(&mut phone, "list").bounds;
+    assert!(!shows(&mut phone, "Row 39"));
+    let (x, y) = list.center();
+    let swipe = phonebench_actions::Swipe::Between {
+        from: Point { x, y: y + list.height() as i32 / 4 },
+        to: Point { x, y: y - list.height() as i32 / 4 },
+    };
+    let outcome = act(&mut phone, Action::Swipe(swipe));
+    assert!(outcome.notes.is_empty(), "a swipe on the list under the layer scrolls it: {:?}", outcome.notes);
+    assert!(!shows(&mut phone, "Row 0"), "the list scrolled");
+    std::fs::remove_dir_all(root).expect("clean up");
 }
 
 // --- back stack ----------------------------------------------------------------------------------
