@@ -462,6 +462,9 @@ impl Phone {
         }
         self.advance(MS_PER_ACTION);
         self.screen = None;
+        // Render now: a screen's first render applies autofocus (and so the keyboard), which
+        // `keyboard_shown` and the next observation must already see.
+        self.ensure_screen()?;
         Ok(outcome)
     }
 

@@ -1,0 +1,5 @@
+CREATE TABLE notes (
+  id INTEGER PRIMARY KEY,
+  body TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
