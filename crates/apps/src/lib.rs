@@ -70,7 +70,7 @@ impl AppPackage {
         let seed = if seed_file.exists() { read(&seed_file)? } else { String::new() };
         let (conn, snapshot) = sql::build_snapshot(&schema_file, &schema, &seed_file, &seed)?;
 
-        let (env, screens) = load_templates(dir)?;
+        let (env, screens, sources) = load_templates(dir)?;
         let actions_file = dir.join("actions.toml");
         let actions = if actions_file.exists() {
             actions::parse_actions(&actions_file, &read(&actions_file)?)?
@@ -109,13 +109,18 @@ impl AppPackage {
             indexes,
             snapshot,
         };
-        package.check(&manifest_file, &conn)?;
+        package.check(&manifest_file, &conn, &sources)?;
         Ok(package)
     }
 
     /// Checks references inside the package: entry screen, handlers named in templates, screens
     /// and actions named by steps, SQL against the schema, expressions and message templates.
-    fn check(&self, manifest_file: &Path, conn: &Connection) -> Result<(), LoadError> {
+    fn check(
+        &self,
+        manifest_file: &Path,
+        conn: &Connection,
+        sources: &[(PathBuf, String)],
+    ) -> Result<(), LoadError> {
         if !self.screens.contains_key(&self.manifest.entry) {
             return Err(LoadError::at(
                 manifest_file,
@@ -123,9 +128,8 @@ impl AppPackage {
                 format!("entry screen `{}` does not exist ({})", self.manifest.entry, self.screen_list()),
             ));
         }
-        for file in self.screens.values().chain(self.partial_files().iter()) {
-            let source = read(file)?;
-            for (line, attribute, action) in templates::literal_handlers(&source) {
+        for (file, source) in sources {
+            for (line, attribute, action) in templates::literal_handlers(source) {
                 if !self.actions.contains_key(action) {
                     return Err(LoadError::at(
                         file,
@@ -137,7 +141,7 @@ impl AppPackage {
             if let Some(pos) = source.to_ascii_lowercase().find("'now'") {
                 return Err(LoadError::at(
                     file,
-                    error::line_of(&source, pos),
+                    error::line_of(source, pos),
                     "SQL uses 'now', which reads the host clock; use phone_now() or the `now` variable",
                 ));
             }
@@ -248,20 +252,6 @@ impl AppPackage {
         Ok(())
     }
 
-    fn partial_files(&self) -> Vec<PathBuf> {
-        let Ok(entries) = fs::read_dir(self.dir.join("screens")) else { return Vec::new() };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with('_') && n.ends_with(".xml"))
-            })
-            .collect();
-        files.sort();
-        files
-    }
-
     fn screen_list(&self) -> String {
         format!("screens: {}", self.screens.keys().cloned().collect::<Vec<_>>().join(", "))
     }
@@ -279,11 +269,12 @@ fn read(file: &Path) -> Result<String, LoadError> {
     fs::read_to_string(file).map_err(|e| LoadError::file(file, format!("cannot read: {e}")))
 }
 
+/// A package's compiled templates, its screens, and every template's source (for the checks).
+type Templates = (minijinja::Environment<'static>, BTreeMap<String, PathBuf>, Vec<(PathBuf, String)>);
+
 /// Compiles `screens/*.xml`: names starting with `_` are partials (for `{% include %}` and
 /// `{% import %}`), the rest are screens named by their file stem.
-fn load_templates(
-    dir: &Path,
-) -> Result<(minijinja::Environment<'static>, BTreeMap<String, PathBuf>), LoadError> {
+fn load_templates(dir: &Path) -> Result<Templates, LoadError> {
     let screens_dir = dir.join("screens");
     let entries = fs::read_dir(&screens_dir)
         .map_err(|e| LoadError::file(&screens_dir, format!("cannot list screens: {e}")))?;
@@ -291,6 +282,7 @@ fn load_templates(
     files.sort();
     let mut env = templates::new_environment();
     let mut screens = BTreeMap::new();
+    let mut sources = Vec::new();
     for file in files {
         let Some(name) = file.file_name().and_then(|n| n.to_str()).map(str::to_string) else { continue };
         let Some(stem) = name.strip_suffix(".xml") else { continue };
@@ -304,12 +296,14 @@ fn load_templates(
             screens.insert(stem.to_string(), file.clone());
         }
         let source = read(&file)?;
-        env.add_template_owned(name.clone(), source).map_err(|e| templates::template_error(&file, &e))?;
+        env.add_template_owned(name.clone(), source.clone())
+            .map_err(|e| templates::template_error(&file, &e))?;
+        sources.push((file, source));
     }
     if screens.is_empty() {
         return Err(LoadError::file(&screens_dir, "no screens (`<name>.xml` files)"));
     }
-    Ok((env, screens))
+    Ok((env, screens, sources))
 }
 
 /// Several packages, checked together.

@@ -29,9 +29,9 @@ pub fn to_sql(value: &Value) -> SqlValue {
     match value.kind() {
         ValueKind::Undefined | ValueKind::None => SqlValue::Null,
         ValueKind::Bool => SqlValue::Integer(i64::from(value.is_true())),
-        ValueKind::Number => match i64::try_from(value.clone()) {
-            Ok(i) if value.as_i64().is_some() => SqlValue::Integer(i),
-            _ => f64::try_from(value.clone()).map(SqlValue::Real).unwrap_or(SqlValue::Null),
+        ValueKind::Number => match value.as_i64() {
+            Some(i) => SqlValue::Integer(i),
+            None => f64::try_from(value.clone()).map(SqlValue::Real).unwrap_or(SqlValue::Null),
         },
         ValueKind::String => SqlValue::Text(value.as_str().unwrap_or_default().to_string()),
         ValueKind::Bytes => SqlValue::Blob(value.as_bytes().map(<[u8]>::to_vec).unwrap_or_default()),

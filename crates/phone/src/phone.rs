@@ -543,25 +543,48 @@ impl Phone {
         }
     }
 
+    /// What a touch gesture (`gesture` names it in notes) reaches: `None` when it closed an
+    /// overlay by landing outside it, or reached nothing that takes it (noted in `outcome`).
+    fn touched(
+        &mut self,
+        gesture: &str,
+        point: (i32, i32),
+        node: Option<NodeId>,
+        wants: impl Fn(&NodeInfo) -> bool,
+        outcome: &mut Outcome,
+    ) -> Option<NodeInfo> {
+        if self.outside_overlay(point) {
+            self.overlay = None;
+            return None;
+        }
+        let Some(node) = node else {
+            outcome.notes.push(format!("the {gesture} hit nothing"));
+            return None;
+        };
+        let Some(target) = self.touch_target(node, point, wants) else {
+            outcome.notes.push(format!("nothing there responds to a {gesture}"));
+            return None;
+        };
+        self.info(target).cloned()
+    }
+
+    /// Gives a text field of the top screen focus, which shows the keyboard.
+    fn focus_field(&mut self, field: &str) {
+        if let Some(frame) = self.top_frame_mut() {
+            frame.focused = Some(field.to_string());
+        }
+        self.keyboard = true;
+    }
+
     fn tap(
         &mut self,
         point: (i32, i32),
         node: Option<NodeId>,
         outcome: &mut Outcome,
     ) -> Result<(), PhoneError> {
-        if self.outside_overlay(point) {
-            self.overlay = None;
-            return Ok(());
-        }
-        let Some(node) = node else {
-            outcome.notes.push("the tap hit nothing".into());
+        let Some(info) = self.touched("tap", point, node, NodeInfo::takes_tap, outcome) else {
             return Ok(());
         };
-        let Some(target) = self.touch_target(node, point, NodeInfo::takes_tap) else {
-            outcome.notes.push("nothing there responds to a tap".into());
-            return Ok(());
-        };
-        let Some(info) = self.info(target).cloned() else { return Ok(()) };
         if !info.enabled {
             outcome.notes.push("the element is disabled".into());
             return Ok(());
@@ -569,10 +592,7 @@ impl Phone {
         match info.kind {
             Kind::Edit => {
                 if let Some(field) = &info.id {
-                    if let Some(frame) = self.top_frame_mut() {
-                        frame.focused = Some(field.clone());
-                    }
-                    self.keyboard = true;
+                    self.focus_field(field);
                 }
                 if let Some(h) = &info.hooks.on_click {
                     self.run_handler(h, &info, None, outcome)?;
@@ -607,19 +627,9 @@ impl Phone {
         node: Option<NodeId>,
         outcome: &mut Outcome,
     ) -> Result<(), PhoneError> {
-        if self.outside_overlay(point) {
-            self.overlay = None;
-            return Ok(());
-        }
-        let Some(node) = node else {
-            outcome.notes.push("the long press hit nothing".into());
+        let Some(info) = self.touched("long press", point, node, NodeInfo::takes_long_press, outcome) else {
             return Ok(());
         };
-        let Some(target) = self.touch_target(node, point, NodeInfo::takes_long_press) else {
-            outcome.notes.push("nothing there responds to a long press".into());
-            return Ok(());
-        };
-        let Some(info) = self.info(target).cloned() else { return Ok(()) };
         let anchor = (point.0 as f32, point.1 as f32);
         if let Some(h) = &info.hooks.on_long_click {
             return self.run_handler(h, &info, None, outcome);
@@ -628,10 +638,7 @@ impl Phone {
         if info.kind == Kind::Edit
             && let Some(field) = &info.id
         {
-            if let Some(frame) = self.top_frame_mut() {
-                frame.focused = Some(field.clone());
-            }
-            self.keyboard = true;
+            self.focus_field(field);
             let has_text = !self.field_text(field).is_empty();
             if has_text {
                 items.push(("Cut".to_string(), MenuAction::CutField(field.clone())));
@@ -808,7 +815,8 @@ impl Phone {
         if self.apps[index].stack.is_empty() {
             return self.launch(index);
         }
-        self.keyboard = self.apps[index].stack.last().is_some_and(|f| f.focused.is_some() && !f.initialized);
+        // The keyboard stays down on return; a screen's first render may raise it (autofocus).
+        self.keyboard = false;
         self.overlay = None;
         self.foreground = Foreground::App(index);
         self.recents.retain(|&r| r != index);

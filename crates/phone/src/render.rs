@@ -151,7 +151,7 @@ impl Phone {
         let frame = self.top_frame().cloned();
         let overlay_view = self.overlay.as_ref().map(overlay_view);
         let toast_view = self.toast.as_ref().map(|t| (system::toast(&t.message), t.package.clone()));
-        let keyboard_view = keyboard.then(|| system::keyboard(false));
+        let keyboard_view = keyboard.then(system::keyboard);
         let clock = phonebench_apps::templates::format_datetime(now, "%-H:%M").unwrap_or_default();
         let status = system::status_bar(&clock, self.battery);
         let nav = system::nav_bar();

@@ -96,7 +96,7 @@ impl Phone {
         let mut scope = Scope { event: args, origin, specials: BTreeMap::new() };
         scope.specials.insert("now".into(), Value::from(self.now_ms()));
         scope.specials.insert("clipboard".into(), Value::from(self.clipboard.clone().unwrap_or_default()));
-        let result = self.run_steps(app, &package, name, &mut scope, outcome);
+        let result = self.run_steps(app, &package, name, &mut scope);
         match result {
             Ok(()) => savepoint("RELEASE phonebench_action"),
             Err(e) => {
@@ -113,7 +113,6 @@ impl Phone {
         package: &AppPackage,
         name: &str,
         scope: &mut Scope,
-        outcome: &mut Outcome,
     ) -> Result<(), PhoneError> {
         let Some(action) = package.actions.get(name) else { return Ok(()) };
         for step in &action.steps {
@@ -307,7 +306,6 @@ impl Phone {
                 }
             }
         }
-        let _ = outcome;
         Ok(())
     }
 }

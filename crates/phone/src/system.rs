@@ -142,14 +142,15 @@ pub fn overview(apps: &[(String, usize)]) -> View {
 }
 
 /// Gboard-like keyboard: letter rows, delete, space, enter. Keys are named by content-desc.
-pub fn keyboard(shifted: bool) -> View {
+/// Shift is drawn but types nothing: agents type through `type` actions, and capitals there.
+pub fn keyboard() -> View {
     let mut root = with_id(group(Axis::Vertical), "com.google.android.inputmethod.latin:id/keyboard_holder");
     root.style.width = Dim::Match;
     root.style.height = Dim::Match;
     root.style.padding = Edges { top: dp(8.0), bottom: dp(8.0), left: dp(4.0), right: dp(4.0) };
     root.style.justify = Align::Stretch;
     let key_width = (SCREEN_W - dp(8.0)) / 10.0;
-    let key = |label: &str, desc: &str, handler: SystemHandler, width: f32| {
+    let key = |desc: &str, handler: SystemHandler, width: f32| {
         let mut k = View::new("android.widget.FrameLayout", Kind::Group);
         k.resource_id = "com.google.android.inputmethod.latin:id/key_pos".into();
         k.desc = desc.to_string();
@@ -157,36 +158,29 @@ pub fn keyboard(shifted: bool) -> View {
         k.hooks.on_click = Some(Handler::System(handler));
         k.style.width = Dim::Px(width.floor());
         k.style.height = Dim::Px(dp(56.0));
-        let _ = label;
         k
     };
     for (i, letters) in ["qwertyuiop", "asdfghjkl", "zxcvbnm"].iter().enumerate() {
         let mut row = group(Axis::Horizontal);
         row.style.justify = Align::Center;
         if i == 2 {
-            row.children.push(key("⇧", "Shift", SystemHandler::Type(String::new()), key_width * 1.5));
+            row.children.push(key("Shift", SystemHandler::Type(String::new()), key_width * 1.5));
         }
         for c in letters.chars() {
-            let label = if shifted { c.to_ascii_uppercase() } else { c };
-            row.children.push(key(
-                &label.to_string(),
-                &label.to_string(),
-                SystemHandler::Type(label.to_string()),
-                key_width,
-            ));
+            row.children.push(key(&c.to_string(), SystemHandler::Type(c.to_string()), key_width));
         }
         if i == 2 {
-            row.children.push(key("⌫", "Delete", SystemHandler::Backspace, key_width * 1.5));
+            row.children.push(key("Delete", SystemHandler::Backspace, key_width * 1.5));
         }
         root.children.push(row);
     }
     let mut bottom = group(Axis::Horizontal);
     bottom.style.justify = Align::Center;
     bottom.children = vec![
-        key(",", ",", SystemHandler::Type(",".into()), key_width),
-        key(" ", "Space", SystemHandler::Type(" ".into()), key_width * 5.0),
-        key(".", ".", SystemHandler::Type(".".into()), key_width),
-        key("↵", "Enter", SystemHandler::Enter, key_width * 2.0),
+        key(",", SystemHandler::Type(",".into()), key_width),
+        key("Space", SystemHandler::Type(" ".into()), key_width * 5.0),
+        key(".", SystemHandler::Type(".".into()), key_width),
+        key("Enter", SystemHandler::Enter, key_width * 2.0),
     ];
     root.children.push(bottom);
     root
