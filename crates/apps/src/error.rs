@@ -42,7 +42,7 @@ pub fn line_of(text: &str, offset: usize) -> usize {
 }
 
 /// Turns a TOML error into a [`LoadError`] at the line of its span.
-pub(crate) fn toml_error(file: &Path, text: &str, err: &toml::de::Error) -> LoadError {
+pub fn toml_error(file: &Path, text: &str, err: &toml::de::Error) -> LoadError {
     let message = err.message().trim().to_string();
     match err.span() {
         Some(span) => LoadError::at(file, line_of(text, span.start), message),

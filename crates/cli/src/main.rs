@@ -2,6 +2,9 @@
 //! the work is in the library crates.
 
 mod play;
+mod report;
+mod sphinx_eval;
+mod suite;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,6 +60,18 @@ enum Command {
         #[arg(long)]
         lenient: bool,
     },
+    /// Check every task of a suite: the file is valid, its reference passes, doing nothing
+    /// fails, random play (100 steps, 3 seeds) fails. Exits 1 if any task is invalid.
+    Validate(suite::ValidateArgs),
+    /// Run a suite with an agent: episodes in parallel, results in SQLite and episodes.jsonl,
+    /// a summary table and an HTML report.
+    Run(suite::RunArgs),
+    /// Write the static HTML report of a results folder.
+    Report(report::ReportArgs),
+    /// Score SPHINX trajectory folders (`{i}.xml`, `meta.json` or `actions.json`,
+    /// `activities.json`, `evaluator.json`) with upstream's evaluator semantics: one JSON line per
+    /// folder. Exits 1 if a folder could not be read (the others still print).
+    SphinxEval(sphinx_eval::SphinxEvalArgs),
     /// List the installed app packages.
     Apps {
         /// App packages folder (default: $PHONEBENCH_APPS, ./apps, or the repository's apps/).
@@ -103,7 +118,7 @@ enum Command {
 }
 
 /// Mirrors [`ObservationFormat`] so `--help` lists the values.
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum FormatArg {
     Uiautomator,
     SphinxTree,
@@ -196,6 +211,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if targets {
                 eprint!("{}", targets_table(&tree, &observation));
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Validate(args) => {
+            Ok(if suite::validate(&args)? { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        Command::Run(args) => {
+            suite::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::SphinxEval(args) => Ok(ExitCode::from(sphinx_eval::run(&args)?.clamp(0, 255) as u8)),
+        Command::Report(args) => {
+            report::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Apps { apps, json } => {

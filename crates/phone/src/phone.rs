@@ -343,6 +343,84 @@ impl Phone {
         Ok(rows.iter().map(crate::data::to_json).collect())
     }
 
+    /// Rows of a query on an app's database with `:name` parameters bound from `params` (task
+    /// setup and state checks: parameter values are data, never spliced into the SQL).
+    pub fn query_with(
+        &self,
+        app: &str,
+        sql: &str,
+        params: &BTreeMap<String, serde_json::Value>,
+    ) -> Result<Vec<serde_json::Value>, PhoneError> {
+        let runtime = self.app_by_id(app)?;
+        let conn = runtime
+            .db
+            .lock()
+            .map_err(|_| PhoneError::App { app: app.into(), message: "lock poisoned".into() })?;
+        let lookup = |name: &str| params.get(name).map(|v| Value::from(minijinja::value::Serde(v)));
+        let rows = query_rows(&conn, sql, &lookup)
+            .map_err(|message| PhoneError::App { app: app.to_string(), message })?;
+        Ok(rows.iter().map(crate::data::to_json).collect())
+    }
+
+    /// Runs SQL statements that change an app's state (a task's setup), binding `:name` parameters
+    /// from `params`, all in one transaction. Screens that read the state render anew. Returns the
+    /// number of rows changed.
+    pub fn execute(
+        &mut self,
+        app: &str,
+        sql: &str,
+        params: &BTreeMap<String, serde_json::Value>,
+    ) -> Result<usize, PhoneError> {
+        let runtime = self.app_by_id(app)?;
+        let err = |message: String| PhoneError::App { app: app.to_string(), message };
+        let mut conn = runtime.db.lock().map_err(|_| err("lock poisoned".into()))?;
+        let tx = conn.transaction().map_err(|e| err(e.to_string()))?;
+        let mut changed = 0;
+        for (_, statement) in phonebench_apps::sql::split_statements(sql) {
+            let mut stmt =
+                tx.prepare(statement).map_err(|e| err(format!("SQL error in `{statement}`: {e}")))?;
+            let lookup = |name: &str| params.get(name).map(|v| Value::from(minijinja::value::Serde(v)));
+            crate::data::bind(&mut stmt, statement, &lookup).map_err(err)?;
+            changed += stmt.raw_execute().map_err(|e| err(format!("SQL error in `{statement}`: {e}")))?;
+        }
+        tx.commit().map_err(|e| err(e.to_string()))?;
+        drop(conn);
+        self.data_version += 1;
+        self.screen = None;
+        Ok(changed)
+    }
+
+    /// Starts an app in front, on `screen` (with `args`) above its entry screen when given, so
+    /// that back leads to the entry screen as it would after navigating there.
+    pub fn start_app(
+        &mut self,
+        app: &str,
+        screen: Option<&str>,
+        args: &BTreeMap<String, serde_json::Value>,
+    ) -> Result<(), PhoneError> {
+        let index = self.find_app(app).ok_or_else(|| self.unknown_app(app))?;
+        let package = self.apps[index].package.clone();
+        if let Some(screen) = screen
+            && !package.screens.contains_key(screen)
+        {
+            return Err(PhoneError::App {
+                app: app.to_string(),
+                message: format!("there is no screen `{screen}`"),
+            });
+        }
+        self.apps[index].stack.clear();
+        self.apps[index].return_to = None;
+        self.launch(index);
+        if let Some(screen) = screen.filter(|s| *s != package.manifest.entry) {
+            let args =
+                args.iter().map(|(k, v)| (k.clone(), Value::from(minijinja::value::Serde(v)))).collect();
+            self.apps[index].stack.push(Frame::new(screen, args));
+        }
+        self.screen = None;
+        self.last_observation = None;
+        Ok(())
+    }
+
     /// The serialized bytes of an app's database (what a reset must restore exactly).
     pub fn database_bytes(&self, app: &str) -> Result<Vec<u8>, PhoneError> {
         let runtime = self.app_by_id(app)?;
@@ -557,6 +635,10 @@ impl Phone {
             self.overlay = None;
             return None;
         }
+        // An index target names a node, but a finger lands on whatever is on top: with a dialog
+        // or menu open, a row under it must not get the touch (found by random play: a tap
+        // through an open menu opened a conversation with the menu still up).
+        let node = if self.overlay.is_some() { self.hit_at(point) } else { node };
         let Some(node) = node else {
             outcome.notes.push(format!("the {gesture} hit nothing"));
             return None;

@@ -1,0 +1,117 @@
+//! Agents: what decides the next action.
+//!
+//! [`Agent`] is the one interface for scripted and model-driven agents: the goal, the current
+//! observation (text + tree) and the history go in; the raw output text, the parsed action (or
+//! why it did not parse: a format error) and token usage come out. It is async because model
+//! agents wait on a server; scripted agents answer at once.
+//!
+//! Scripted agents here: [`ReferenceAgent`] (replays a task's reference solution, resolving
+//! selectors on each screen), [`NoopAgent`], [`RandomAgent`] (seeded) and [`HumanAgent`]
+//! (terminal).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use phonebench_actions::{Action, FinishStatus};
+use phonebench_observe::Observation;
+use phonebench_uitree::UiTree;
+use serde::{Deserialize, Serialize};
+
+mod human;
+mod random;
+mod reference;
+
+pub use human::HumanAgent;
+pub use random::RandomAgent;
+pub use reference::{ReferenceAgent, resolve_selector};
+
+/// A boxed future (agents are used as trait objects).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One earlier turn, as the agent may be reminded of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    /// What the agent said.
+    pub raw: String,
+    /// The action it parsed to.
+    pub action: Option<Action>,
+    /// What the environment answered (user reply, tool result, rejection, notice).
+    pub feedback: Option<String>,
+}
+
+/// What an agent sees before acting.
+#[derive(Debug, Clone)]
+pub struct AgentInput {
+    /// The goal.
+    pub goal: String,
+    /// The current observation.
+    pub observation: Observation,
+    /// The current UI tree (`observation.targets` index into it).
+    pub tree: Arc<UiTree>,
+    /// Earlier turns, oldest first.
+    pub history: Vec<Turn>,
+    /// 0-based number of this turn.
+    pub step: usize,
+    /// The step budget.
+    pub max_steps: usize,
+    /// MCP tools offered (names).
+    pub mcp_tools: Vec<String>,
+}
+
+/// Tokens a model-driven agent used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Completion tokens.
+    pub completion_tokens: u64,
+}
+
+/// What an agent decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentOutput {
+    /// The raw output text.
+    pub text: String,
+    /// The parsed action, or why the text is not one (a format error, not an infrastructure one).
+    pub action: Result<Action, String>,
+    /// Tokens used for this turn.
+    pub usage: Usage,
+}
+
+impl AgentOutput {
+    /// Output of a scripted agent: the action's canonical JSON as text.
+    pub fn scripted(action: Action) -> AgentOutput {
+        let text = serde_json::to_string(&action).unwrap_or_else(|e| format!("<unprintable action: {e}>"));
+        AgentOutput { text, action: Ok(action), usage: Usage::default() }
+    }
+}
+
+/// The agent could not produce an output for reasons outside its control (server down, stdin
+/// closed): the episode is reported as an infrastructure failure, never as the agent's failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AgentError(pub String);
+
+/// Decides actions.
+pub trait Agent: Send {
+    /// A name for results.
+    fn name(&self) -> &str;
+
+    /// The next action.
+    fn act<'a>(&'a mut self, input: &'a AgentInput) -> BoxFuture<'a, Result<AgentOutput, AgentError>>;
+}
+
+/// Finishes at once: the baseline every task must fail.
+#[derive(Debug, Clone, Default)]
+pub struct NoopAgent;
+
+impl Agent for NoopAgent {
+    fn name(&self) -> &str {
+        "noop"
+    }
+
+    fn act<'a>(&'a mut self, _input: &'a AgentInput) -> BoxFuture<'a, Result<AgentOutput, AgentError>> {
+        Box::pin(async { Ok(AgentOutput::scripted(Action::Finish { status: FinishStatus::Complete })) })
+    }
+}

@@ -1,0 +1,272 @@
+//! `validate` and `run`: suites on the simulated phone.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use phonebench_env::{EpisodeOptions, FormatErrorPolicy};
+use phonebench_phone::Catalog;
+use phonebench_runner::validate::Fnv;
+use phonebench_runner::{AgentKind, Limits, RunOptions, ValidationCache, metrics, run_suite, validate_task};
+use phonebench_tasks::Suite;
+
+use crate::FormatArg;
+
+/// Arguments shared by commands that read a suite.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SuiteArgs {
+    /// Suite folder, or the name of a suite under $PHONEBENCH_SUITES, ./suites or the
+    /// repository's suites/.
+    #[arg(long, default_value = "starter")]
+    pub suite: String,
+    /// App packages folder (default: $PHONEBENCH_APPS, ./apps, or the repository's apps/).
+    #[arg(long)]
+    pub apps: Option<PathBuf>,
+}
+
+/// `phonebench validate`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    suite: SuiteArgs,
+    /// Only tasks whose id matches this glob (`*`, `?`).
+    #[arg(long)]
+    tasks: Option<String>,
+    /// Suite seed (default: the suite's).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+/// `phonebench run`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    suite: SuiteArgs,
+    /// Only tasks whose id matches this glob (`*`, `?`).
+    #[arg(long)]
+    tasks: Option<String>,
+    /// The agent: reference, noop, random or human.
+    #[arg(long, default_value = "reference")]
+    agent: String,
+    /// Instances per task (parameters drawn per instance).
+    #[arg(long, default_value_t = 1)]
+    instances: u32,
+    /// Suite seed (default: the suite's).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Episodes at once (default: the number of CPUs).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Results folder (default: results/<suite>-<agent>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Continue an interrupted run in --out: episodes already stored are skipped.
+    #[arg(long, conflicts_with = "fresh")]
+    resume: bool,
+    /// Start over: delete the results already in --out (database, episodes.jsonl, report).
+    #[arg(long)]
+    fresh: bool,
+    /// Override every task's step budget.
+    #[arg(long)]
+    max_steps: Option<u32>,
+    /// Wall-clock limit per episode, in seconds.
+    #[arg(long, default_value_t = 600)]
+    timeout: u64,
+    /// The observation format agents get.
+    #[arg(long, value_enum, default_value_t = FormatArg::SphinxTree)]
+    format: FormatArg,
+    /// End an episode at the first output that does not parse (SPHINX's rule) instead of
+    /// counting it and going on.
+    #[arg(long)]
+    end_on_format_error: bool,
+    /// End an episode when the same action comes three times in a row (SPHINX's rule).
+    #[arg(long)]
+    stop_on_repetition: bool,
+    /// Do not write the HTML report.
+    #[arg(long)]
+    no_report: bool,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+    /// Validate every task again even if it validated before unchanged.
+    #[arg(long)]
+    revalidate: bool,
+}
+
+/// Finds a suite folder by path or name.
+pub fn suite_dir(name: &str) -> Result<PathBuf> {
+    let direct = PathBuf::from(name);
+    if direct.join("suite.toml").is_file() {
+        return Ok(direct);
+    }
+    let mut candidates = Vec::new();
+    if let Some(dir) = std::env::var_os("PHONEBENCH_SUITES") {
+        candidates.push(PathBuf::from(dir).join(name));
+    }
+    candidates.push(Path::new("suites").join(name));
+    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites").join(name));
+    for c in &candidates {
+        if c.join("suite.toml").is_file() {
+            return Ok(c.clone());
+        }
+    }
+    let looked: Vec<String> =
+        std::iter::once(direct).chain(candidates).map(|p| p.display().to_string()).collect();
+    bail!("no suite `{name}` (looked for suite.toml in: {})", looked.join(", "))
+}
+
+fn load(args: &SuiteArgs) -> Result<(Suite, Catalog)> {
+    let dir = suite_dir(&args.suite)?;
+    let suite = Suite::load(&dir).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("the suite does not load:\n{}", lines.join("\n"))
+    })?;
+    let apps = crate::play::apps_dir(args.apps.clone());
+    let catalog = Catalog::load_dir(&apps).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((suite, catalog))
+}
+
+/// The validation cache: `$PHONEBENCH_CACHE`, else `$XDG_CACHE_HOME/phonebench`, else
+/// `~/.cache/phonebench`; salted with every app package file and this executable, so a change to
+/// either validates again. `None` when no cache folder can be named.
+fn validation_cache(args: &SuiteArgs) -> Option<ValidationCache> {
+    let base = std::env::var_os("PHONEBENCH_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("phonebench")))
+        .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/phonebench")))?;
+    let mut h = Fnv::default();
+    let exe = std::env::current_exe().ok()?;
+    let meta = std::fs::metadata(&exe).ok()?;
+    h.eat(&meta.len().to_le_bytes());
+    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    h.eat(&modified.as_nanos().to_le_bytes());
+    let apps = crate::play::apps_dir(args.apps.clone());
+    let mut files = Vec::new();
+    collect_files(&apps, &mut files);
+    files.sort();
+    for f in files {
+        h.eat(f.to_string_lossy().as_bytes());
+        h.eat(&std::fs::read(&f).ok()?);
+    }
+    Some(ValidationCache::new(base.join("validated"), h.0))
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+}
+
+/// Validates every task; returns whether all are valid. Prints one line per task.
+pub fn validate(args: &ValidateArgs) -> Result<bool> {
+    let (suite, catalog) = load(&args.suite)?;
+    let seed = args.seed.unwrap_or(suite.manifest.seed);
+    let tasks = suite.select(args.tasks.as_deref());
+    if tasks.is_empty() {
+        bail!("no task matches `{}`", args.tasks.as_deref().unwrap_or("*"));
+    }
+    let rt = runtime()?;
+    let results = rt.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for (i, task) in tasks.iter().enumerate() {
+            let (catalog, task) = (catalog.clone(), (*task).clone());
+            set.spawn(async move { (i, validate_task(&catalog, &task, seed).await) });
+        }
+        let mut out = Vec::new();
+        while let Some(r) = set.join_next().await {
+            out.push(r.context("a validation task panicked")?);
+        }
+        out.sort_by_key(|(i, _)| *i);
+        anyhow::Ok(out)
+    })?;
+    let mut valid = 0;
+    for (_, v) in &results {
+        if v.ok() {
+            valid += 1;
+            println!("ok    {:<40} reference {} steps", v.task_id, v.reference_steps.unwrap_or(0));
+        } else {
+            println!("FAIL  {}", v.task_id);
+            for p in &v.problems {
+                println!("      {p}");
+            }
+        }
+    }
+    println!("{valid}/{} tasks valid", results.len());
+    Ok(valid == results.len())
+}
+
+/// Runs a suite, prints the summary table, writes the report.
+pub fn run(args: &RunArgs) -> Result<()> {
+    let agent = AgentKind::parse(&args.agent).map_err(anyhow::Error::msg)?;
+    let (suite, catalog) = load(&args.suite)?;
+    let suite_name = suite.manifest.name.clone();
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("results").join(format!("{suite_name}-{}", agent.name())));
+    let concurrency = args
+        .concurrency
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let options = RunOptions {
+        suite_name,
+        tasks: args.tasks.clone(),
+        agent,
+        instances: args.instances.max(1),
+        seed: args.seed.unwrap_or(suite.manifest.seed),
+        concurrency,
+        out: out.clone(),
+        resume: args.resume,
+        limits: Limits { max_steps: args.max_steps, timeout: Duration::from_secs(args.timeout.max(1)) },
+        episode: EpisodeOptions {
+            format: args.format.into(),
+            format_errors: if args.end_on_format_error {
+                FormatErrorPolicy::End
+            } else {
+                FormatErrorPolicy::Continue
+            },
+            stop_on_repetition: args.stop_on_repetition,
+        },
+        progress: !args.quiet,
+        validation_cache: if args.revalidate { None } else { validation_cache(&args.suite) },
+    };
+    if args.fresh {
+        for name in ["results.sqlite", "results.sqlite-wal", "results.sqlite-shm", "episodes.jsonl"] {
+            let file = out.join(name);
+            if file.exists() {
+                std::fs::remove_file(&file).with_context(|| format!("cannot delete {}", file.display()))?;
+            }
+        }
+        let report = out.join("report");
+        if report.is_dir() {
+            std::fs::remove_dir_all(&report)
+                .with_context(|| format!("cannot delete {}", report.display()))?;
+        }
+    }
+    let rt = runtime()?;
+    let outcome = rt.block_on(run_suite(&catalog, &suite, &options))?;
+    let summary = metrics::summarize(&outcome.episodes);
+    println!("{}", metrics::format_table(&summary));
+    println!(
+        "{} episodes run, {} already done; results: {} and {}",
+        outcome.ran,
+        outcome.skipped,
+        out.join(phonebench_runner::results::DB_FILE).display(),
+        outcome.jsonl.display()
+    );
+    if !args.no_report {
+        let files = phonebench_report::write_report(&out, &out.join("report"))
+            .map_err(|e| anyhow::anyhow!("report: {e}"))?;
+        println!("report: {}", files.index.display());
+    }
+    Ok(())
+}

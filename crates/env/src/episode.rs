@@ -1,0 +1,338 @@
+//! One episode: a task instance on a fresh simulated phone, advanced one agent turn at a time,
+//! recording the [`Trajectory`].
+
+use std::sync::Arc;
+
+use phonebench_actions::{Action, Target};
+use phonebench_observe::{Observation, ObservationFormat};
+use phonebench_phone::{Catalog, Foreground, Phone, PhoneConfig, PhoneError};
+use phonebench_tasks::TaskInstance;
+use phonebench_uitree::UiTree;
+
+use crate::trajectory::{
+    DatabasePair, EpisodeEnd, EventRecord, Exchange, McpCallRecord, ScreenRecord, StepRecord, Trajectory,
+};
+use crate::user::SimulatedUser;
+
+/// What happens after an agent output that does not parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FormatErrorPolicy {
+    /// Count it as a (wasted) step and go on; the agent is told what was wrong.
+    #[default]
+    Continue,
+    /// End the episode (SPHINX's behaviour).
+    End,
+}
+
+/// How episodes run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EpisodeOptions {
+    /// The observation format agents get.
+    pub format: ObservationFormat,
+    /// Format-error policy.
+    pub format_errors: FormatErrorPolicy,
+    /// End the episode when the same action comes three times in a row (SPHINX's rule).
+    pub stop_on_repetition: bool,
+}
+
+impl Default for EpisodeOptions {
+    fn default() -> Self {
+        EpisodeOptions {
+            format: ObservationFormat::SphinxTree,
+            format_errors: FormatErrorPolicy::Continue,
+            stop_on_repetition: false,
+        }
+    }
+}
+
+/// Why an episode could not start or go on: a harness problem, never the agent's.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EnvError {
+    /// The phone or an app package failed.
+    #[error("phone: {0}")]
+    Phone(#[from] PhoneError),
+    /// A task's setup failed.
+    #[error("task `{task}` setup: {message}")]
+    Setup {
+        /// Task id.
+        task: String,
+        /// What failed.
+        message: String,
+    },
+    /// A step was given after the episode ended.
+    #[error("the episode has ended")]
+    Ended,
+}
+
+/// What the agent learns from a step besides the next screen.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StepFeedback {
+    /// The user's reply, a tool result, a rejection or a notice, if any.
+    pub message: Option<String>,
+    /// Whether the episode has ended.
+    pub done: bool,
+}
+
+/// A running episode.
+#[derive(Debug)]
+pub struct Episode {
+    phone: Phone,
+    task: TaskInstance,
+    options: EpisodeOptions,
+    user: SimulatedUser,
+    observation: Observation,
+    tree: Arc<UiTree>,
+    trajectory: Trajectory,
+    tracked_apps: Vec<String>,
+    events_seen: usize,
+}
+
+impl Episode {
+    /// Sets up `task` on a fresh phone with `catalog`'s apps: seed and clock from the instance,
+    /// setup SQL (parameters bound), the start screen, then the first observation.
+    pub fn start(
+        catalog: &Catalog,
+        task: &TaskInstance,
+        options: EpisodeOptions,
+    ) -> Result<Episode, EnvError> {
+        let mut phone = Phone::new(
+            catalog.clone(),
+            PhoneConfig { seed: task.seed, clock_start_ms: task.clock_start_ms },
+        )?;
+        let setup_err = |message: String| EnvError::Setup { task: task.task_id.clone(), message };
+        for setup in &task.setup {
+            phone.execute(&setup.app, &setup.sql, &task.sql_params).map_err(|e| setup_err(e.to_string()))?;
+        }
+        if let Some(app) = &task.start.app {
+            phone
+                .start_app(app, task.start.screen.as_deref(), &task.start.args)
+                .map_err(|e| setup_err(e.to_string()))?;
+        }
+        let mut tracked_apps = task.apps.clone();
+        for c in &task.criteria {
+            c.state_apps(&mut tracked_apps);
+        }
+        tracked_apps.dedup();
+        let mut trajectory = Trajectory::default();
+        for app in &tracked_apps {
+            let initial = phone.database_bytes(app)?;
+            trajectory.databases.insert(app.clone(), DatabasePair { initial, last: Vec::new() });
+        }
+        let observation = phone.observe(options.format)?;
+        let tree = Arc::new(phone.tree()?.clone());
+        let mut episode = Episode {
+            user: SimulatedUser::new(task.facts.clone()),
+            phone,
+            task: task.clone(),
+            options,
+            observation,
+            tree,
+            trajectory,
+            tracked_apps,
+            events_seen: 0,
+        };
+        episode.record_screen();
+        Ok(episode)
+    }
+
+    /// The task instance.
+    pub fn task(&self) -> &TaskInstance {
+        &self.task
+    }
+
+    /// The goal given to the agent.
+    pub fn goal(&self) -> &str {
+        &self.task.goal
+    }
+
+    /// The current observation (in the configured format).
+    pub fn observation(&self) -> &Observation {
+        &self.observation
+    }
+
+    /// The current UI tree.
+    pub fn tree(&self) -> &Arc<UiTree> {
+        &self.tree
+    }
+
+    /// The phone (read access, e.g. for scripted agents that inspect state).
+    pub fn phone(&self) -> &Phone {
+        &self.phone
+    }
+
+    /// Turns taken so far.
+    pub fn steps_taken(&self) -> usize {
+        self.trajectory.steps.len()
+    }
+
+    /// Whether the episode has ended.
+    pub fn is_done(&self) -> bool {
+        self.trajectory.end.is_some()
+    }
+
+    /// The trajectory so far.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.trajectory
+    }
+
+    /// One agent turn: `raw` is what the agent said, `parsed` the action or why it did not parse.
+    pub fn step(&mut self, raw: String, parsed: Result<Action, String>) -> Result<StepFeedback, EnvError> {
+        if self.is_done() {
+            return Err(EnvError::Ended);
+        }
+        let index = self.trajectory.steps.len();
+        let mut record = StepRecord { raw, ..StepRecord::default() };
+        let mut end = None;
+        match parsed {
+            Err(reason) => {
+                record.feedback = Some(format!("Your output could not be parsed as an action: {reason}"));
+                record.format_error = Some(reason);
+                if self.options.format_errors == FormatErrorPolicy::End {
+                    end = Some(EpisodeEnd::FormatError);
+                }
+            }
+            Ok(action) => {
+                match &action {
+                    Action::Answer { text } => {
+                        self.trajectory.answer = Some(text.clone());
+                        end = Some(EpisodeEnd::Answered);
+                    }
+                    Action::Finish { status } => end = Some(EpisodeEnd::Finished { status: *status }),
+                    Action::AskUser { text } => {
+                        let (answer, fact) = self.user.reply(text);
+                        self.trajectory.exchanges.push(Exchange {
+                            step: index,
+                            question: text.clone(),
+                            answer: answer.clone(),
+                            fact,
+                        });
+                        record.feedback = Some(answer);
+                    }
+                    Action::McpCall { tool, arguments } => {
+                        let result = if self.task.mcp_tools.iter().any(|t| t == tool) {
+                            format!("error: MCP tool `{tool}` is offered but no MCP server is connected")
+                        } else {
+                            format!("error: no MCP tool `{tool}` is offered for this task")
+                        };
+                        self.trajectory.mcp_calls.push(McpCallRecord {
+                            step: index,
+                            tool: tool.clone(),
+                            arguments: arguments.clone(),
+                            result: result.clone(),
+                        });
+                        record.feedback = Some(result);
+                    }
+                    device => {
+                        record.point = self.action_point(device);
+                        match self.phone.apply(device) {
+                            Ok(outcome) => {
+                                record.hit = outcome.hit;
+                                if !outcome.notes.is_empty() {
+                                    record.feedback = Some(outcome.notes.join("; "));
+                                }
+                            }
+                            Err(e @ (PhoneError::Target(_) | PhoneError::UnknownApp(..))) => {
+                                record.rejected = Some(e.to_string());
+                                record.feedback = Some(format!("The action was not performed: {e}"));
+                            }
+                            Err(e @ PhoneError::NotDeviceAction(_)) => {
+                                record.rejected = Some(e.to_string());
+                            }
+                            Err(e @ PhoneError::App { .. }) => {
+                                end = Some(EpisodeEnd::Infrastructure { message: e.to_string() });
+                                record.rejected = Some(e.to_string());
+                            }
+                        }
+                    }
+                }
+                record.action = Some(action);
+            }
+        }
+        self.trajectory.steps.push(record);
+        for event in &self.phone.events()[self.events_seen..] {
+            self.trajectory.events.push(EventRecord {
+                step: index,
+                app: event.app.clone(),
+                name: event.name.clone(),
+                data: event.data.clone(),
+            });
+        }
+        self.events_seen = self.phone.events().len();
+        self.observation = self.phone.observe(self.options.format)?;
+        self.tree = Arc::new(self.phone.tree()?.clone());
+        self.record_screen();
+        if end.is_none() && self.options.stop_on_repetition && self.repeated_three_times() {
+            end = Some(EpisodeEnd::Repetition);
+        }
+        if end.is_none() && self.trajectory.steps.len() >= self.task.max_steps as usize {
+            end = Some(EpisodeEnd::Budget);
+        }
+        let message = self.trajectory.steps.last().and_then(|s| s.feedback.clone());
+        if let Some(end) = end {
+            self.trajectory.end = Some(end);
+        }
+        Ok(StepFeedback { message, done: self.is_done() })
+    }
+
+    /// Ends the episode from outside (wall-clock timeout, model server down).
+    pub fn end_with(&mut self, end: EpisodeEnd) {
+        if self.trajectory.end.is_none() {
+            self.trajectory.end = Some(end);
+        }
+    }
+
+    /// The finished trajectory, with every tracked app's final database.
+    pub fn finish(mut self) -> Result<Trajectory, EnvError> {
+        if self.trajectory.end.is_none() {
+            self.trajectory.end = Some(EpisodeEnd::Budget);
+        }
+        for app in &self.tracked_apps {
+            let last = self.phone.database_bytes(app)?;
+            if let Some(pair) = self.trajectory.databases.get_mut(app) {
+                pair.last = last;
+            }
+        }
+        Ok(self.trajectory)
+    }
+
+    fn record_screen(&mut self) {
+        let (app, package, activity) = match (self.phone.foreground(), self.phone.current_screen()) {
+            (Foreground::App(_), Some((app, screen))) => {
+                let package =
+                    self.phone.catalog().get(app).map(|p| p.manifest.package.clone()).unwrap_or_default();
+                (Some(app.to_string()), package, screen.to_string())
+            }
+            (Foreground::Overview, _) => {
+                (None, phonebench_phone::system::LAUNCHER.to_string(), "overview".into())
+            }
+            _ => (None, phonebench_phone::system::LAUNCHER.to_string(), "home".into()),
+        };
+        self.trajectory.screens.push(ScreenRecord { tree: self.tree.clone(), app, package, activity });
+    }
+
+    /// Where a touch action lands: the indexed element's centre, or the point given.
+    fn action_point(&self, action: &Action) -> Option<(i32, i32)> {
+        let target = match action {
+            Action::Swipe(phonebench_actions::Swipe::Between { from, .. }) => return Some((from.x, from.y)),
+            other => other.primary_target()?,
+        };
+        match target {
+            Target::Point(p) => Some((p.x, p.y)),
+            Target::Index(i) => {
+                let node = self.observation.node_at(*i)?;
+                Some(self.tree.node(node).bounds.center())
+            }
+            Target::Description(_) => None,
+        }
+    }
+
+    /// The last three steps are the same action (SPHINX `is_equal_action`, on canonical actions).
+    fn repeated_three_times(&self) -> bool {
+        let steps = &self.trajectory.steps;
+        if steps.len() < 3 {
+            return false;
+        }
+        let last = &steps[steps.len() - 3..];
+        last.iter().all(|s| s.action.is_some() && s.action == last[0].action && s.point == last[0].point)
+    }
+}

@@ -1,0 +1,19 @@
+//! Running suites: validation, episodes in parallel with budgets and timeouts, results in SQLite
+//! and JSON Lines, resume after a crash, metrics and summaries.
+//!
+//! Flow: [`validate::validate_task`] for each selected task (the runner refuses invalid tasks) →
+//! [`run::run_suite`] instantiates every (task, instance), skips those already stored, runs the
+//! rest in parallel ([`episode::run_episode`]: agent turns under the step budget and the
+//! wall-clock limit, then the criteria) → each result is stored atomically in
+//! [`results::ResultsDb`] → `episodes.jsonl` is exported sorted → [`metrics`] summarize.
+
+pub mod episode;
+pub mod metrics;
+pub mod results;
+pub mod run;
+pub mod validate;
+
+pub use episode::{Limits, run_episode};
+pub use results::{EpisodeResult, ResultsDb, RunConfig, StepResult};
+pub use run::{AgentKind, RunError, RunOptions, RunOutcome, run_suite};
+pub use validate::{TaskValidation, ValidationCache, validate_task};

@@ -1,0 +1,276 @@
+//! Running a suite: instances in parallel, results stored as they finish, resume after a crash.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use phonebench_agents::{Agent, HumanAgent, NoopAgent, RandomAgent, ReferenceAgent};
+use phonebench_env::EpisodeOptions;
+use phonebench_phone::Catalog;
+use phonebench_tasks::{Suite, TaskInstance};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::episode::{Limits, episode_key, reference_run, run_episode, to_results};
+use crate::results::{EpisodeResult, ResultsDb, ResultsError, RunConfig, StepResult};
+use crate::validate::{ValidationCache, instantiate, validate_task};
+
+/// The built-in agents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentKind {
+    /// Replays each task's reference solution.
+    Reference,
+    /// Finishes at once.
+    Noop,
+    /// Seeded random play (seed derived from the instance seed).
+    Random,
+    /// A person at the terminal (runs one episode at a time).
+    Human,
+}
+
+impl AgentKind {
+    /// Every kind, by name.
+    pub const ALL: [(&'static str, AgentKind); 4] = [
+        ("reference", AgentKind::Reference),
+        ("noop", AgentKind::Noop),
+        ("random", AgentKind::Random),
+        ("human", AgentKind::Human),
+    ];
+
+    /// Looks an agent up by name.
+    pub fn parse(name: &str) -> Result<AgentKind, String> {
+        AgentKind::ALL.iter().find(|(n, _)| *n == name).map(|(_, k)| *k).ok_or_else(|| {
+            let names: Vec<&str> = AgentKind::ALL.iter().map(|(n, _)| *n).collect();
+            format!("unknown agent `{name}` (built-in agents: {})", names.join(", "))
+        })
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        AgentKind::ALL.iter().find(|(_, k)| *k == self).map(|(n, _)| *n).unwrap_or("?")
+    }
+
+    fn build(self, task: &TaskInstance) -> Box<dyn Agent> {
+        match self {
+            AgentKind::Reference => Box::new(ReferenceAgent::new(task.reference.clone())),
+            AgentKind::Noop => Box::new(NoopAgent),
+            // Its own stream, derived from (not equal to) the phone's seed.
+            AgentKind::Random => Box::new(RandomAgent::new(task.seed ^ 0x5eed_a9e7_0000_0001)),
+            AgentKind::Human => Box::new(HumanAgent),
+        }
+    }
+}
+
+/// What to run and where results go.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Suite name for the results (the folder's name when not given).
+    pub suite_name: String,
+    /// Task id glob.
+    pub tasks: Option<String>,
+    /// The agent.
+    pub agent: AgentKind,
+    /// Instances per task.
+    pub instances: u32,
+    /// Suite seed.
+    pub seed: u64,
+    /// Episodes at once.
+    pub concurrency: usize,
+    /// Results folder.
+    pub out: PathBuf,
+    /// Continue a run in `out`.
+    pub resume: bool,
+    /// Per-episode limits.
+    pub limits: Limits,
+    /// Episode options.
+    pub episode: EpisodeOptions,
+    /// Show a progress bar.
+    pub progress: bool,
+    /// Skip re-validating tasks that validated before unchanged.
+    pub validation_cache: Option<ValidationCache>,
+}
+
+/// Why a run could not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Results storage failed.
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    /// Tasks did not validate.
+    #[error("these tasks do not validate, so they cannot be run:\n{0}")]
+    Invalid(String),
+    /// No task matched.
+    #[error("no task matches `{0}`")]
+    NoTasks(String),
+    /// A task could not be instantiated.
+    #[error("{0}")]
+    Instance(String),
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// Every episode in the results folder (this run's and resumed ones), sorted.
+    pub episodes: Vec<EpisodeResult>,
+    /// Episodes run now.
+    pub ran: usize,
+    /// Episodes found done and skipped (resume).
+    pub skipped: usize,
+    /// The `episodes.jsonl` written.
+    pub jsonl: PathBuf,
+}
+
+/// Validates the selected tasks, then runs every instance not already done, storing each as it
+/// finishes.
+pub async fn run_suite(
+    catalog: &Catalog,
+    suite: &Suite,
+    options: &RunOptions,
+) -> Result<RunOutcome, RunError> {
+    let selected = suite.select(options.tasks.as_deref());
+    if selected.is_empty() {
+        return Err(RunError::NoTasks(options.tasks.clone().unwrap_or_else(|| "*".into())));
+    }
+    // Tasks validate independently: in parallel, problems reported in suite order.
+    let mut checks = JoinSet::new();
+    for (i, task) in selected.iter().enumerate() {
+        if options.validation_cache.as_ref().is_some_and(|c| c.is_valid(task, options.seed)) {
+            continue;
+        }
+        let (catalog, task, seed) = (catalog.clone(), (*task).clone(), options.seed);
+        let cache = options.validation_cache.clone();
+        checks.spawn(async move {
+            let v = validate_task(&catalog, &task, seed).await;
+            if let Some(cache) = cache.filter(|_| v.ok()) {
+                cache.remember(&task, seed);
+            }
+            (i, v)
+        });
+    }
+    let mut validations = Vec::new();
+    while let Some(joined) = checks.join_next().await {
+        validations.push(joined.map_err(|e| RunError::Instance(format!("a validation task panicked: {e}")))?);
+    }
+    validations.sort_by_key(|(i, _)| *i);
+    let invalid: Vec<String> = validations.into_iter().flat_map(|(_, v)| v.problems).collect();
+    if !invalid.is_empty() {
+        return Err(RunError::Invalid(invalid.join("\n")));
+    }
+
+    let mut db = ResultsDb::open(&options.out)?;
+    let config = RunConfig {
+        suite: options.suite_name.clone(),
+        agent: options.agent.name().to_string(),
+        seed: options.seed,
+        instances: options.instances,
+        tasks: options.tasks.clone(),
+        format: options.episode.format.name().to_string(),
+    };
+    db.claim(&config, options.resume)?;
+    let done = db.done_keys()?;
+
+    let mut pending = Vec::new();
+    let mut skipped = 0;
+    for task in &selected {
+        for instance in 0..options.instances {
+            if done.contains(&episode_key(&task.id, instance)) {
+                skipped += 1;
+                continue;
+            }
+            let inst = instantiate(catalog, task, options.seed, instance)
+                .map_err(|e| RunError::Instance(e.to_string()))?;
+            pending.push(inst);
+        }
+    }
+
+    let bar = if options.progress { ProgressBar::new(pending.len() as u64) } else { ProgressBar::hidden() };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} episodes {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let concurrency = if options.agent == AgentKind::Human { 1 } else { options.concurrency.max(1) };
+    let permits = Arc::new(Semaphore::new(concurrency));
+    let mut set: JoinSet<(EpisodeResult, Vec<StepResult>, u64)> = JoinSet::new();
+    let ran = pending.len();
+    let mut successes = 0usize;
+    let mut finished_count = 0usize;
+    for inst in pending {
+        let permits = permits.clone();
+        let catalog = catalog.clone();
+        let opts = options.clone();
+        set.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            let started = Instant::now();
+            let (episode, steps) = run_instance(&catalog, &inst, &opts).await;
+            (episode, steps, started.elapsed().as_millis() as u64)
+        });
+    }
+    while let Some(joined) = set.join_next().await {
+        let (episode, steps, wall_ms) = match joined {
+            Ok(r) => r,
+            Err(e) => {
+                bar.abandon();
+                return Err(RunError::Instance(format!("an episode task panicked: {e}")));
+            }
+        };
+        db.insert(&episode, &steps, wall_ms)?;
+        finished_count += 1;
+        successes += usize::from(episode.success);
+        bar.set_message(format!("SR {:.0}%", 100.0 * successes as f64 / finished_count as f64));
+        bar.inc(1);
+    }
+    bar.finish();
+    let jsonl = db.export_jsonl()?;
+    Ok(RunOutcome { episodes: db.episodes()?, ran, skipped, jsonl })
+}
+
+/// Runs one instance; harness failures become infrastructure results (kept apart, retried on
+/// resume), never agent failures.
+async fn run_instance(
+    catalog: &Catalog,
+    inst: &TaskInstance,
+    options: &RunOptions,
+) -> (EpisodeResult, Vec<StepResult>) {
+    let agent_name = options.agent.name();
+    let infrastructure = |message: String| {
+        let episode = EpisodeResult {
+            key: episode_key(&inst.task_id, inst.instance),
+            task_id: inst.task_id.clone(),
+            instance: inst.instance,
+            seed: inst.seed,
+            category: inst.category.name().to_string(),
+            tags: inst.tags.clone(),
+            goal: inst.goal.clone(),
+            agent: agent_name.to_string(),
+            success: false,
+            acp: 0.0,
+            steps: 0,
+            reference_steps: 0,
+            queries: 0,
+            mcp_calls: 0,
+            format_errors: 0,
+            repetitions: 0,
+            end: "infrastructure".into(),
+            infrastructure_error: Some(message),
+            answer: None,
+            criteria: Vec::new(),
+            usage: Default::default(),
+        };
+        (episode, Vec::new())
+    };
+    let (reference_steps, reference) = match reference_run(catalog, inst, options.episode).await {
+        Ok(r) => r,
+        Err(e) => return infrastructure(format!("the reference solution did not run: {e}")),
+    };
+    let finished = if options.agent == AgentKind::Reference && options.limits.max_steps.is_none() {
+        reference
+    } else {
+        let mut agent = options.agent.build(inst);
+        match run_episode(catalog, inst, agent.as_mut(), options.episode, options.limits).await {
+            Ok(f) => f,
+            Err(e) => return infrastructure(e.to_string()),
+        }
+    };
+    to_results(inst, agent_name, reference_steps, &finished)
+}

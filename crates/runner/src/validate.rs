@@ -1,0 +1,198 @@
+//! Task validation: a task is runnable only when its file is valid against the installed apps,
+//! its reference solution passes, doing nothing fails, and random play fails.
+
+use std::collections::BTreeMap;
+
+use phonebench_agents::{NoopAgent, RandomAgent};
+use phonebench_env::EpisodeOptions;
+use phonebench_phone::{Catalog, Phone, PhoneConfig};
+use phonebench_tasks::{LoadError, TaskInstance, TaskSpec, check_against_catalog};
+
+use crate::episode::{Finished, Limits, reference_run, run_episode};
+
+/// Steps the random agent gets when validating.
+pub const RANDOM_STEPS: u32 = 100;
+/// Seeds the random agent is tried with.
+pub const RANDOM_SEEDS: [u64; 3] = [0, 1, 2];
+/// Instances whose reference is checked (parameters differ between them).
+pub const REFERENCE_INSTANCES: u32 = 3;
+
+/// What validation found for one task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskValidation {
+    /// Task id.
+    pub task_id: String,
+    /// Problems, each naming file (and line where there is one) and what is wrong. Empty = valid.
+    pub problems: Vec<String>,
+    /// Reference length on instance 0, when it ran.
+    pub reference_steps: Option<u32>,
+}
+
+impl TaskValidation {
+    /// Whether the task is valid.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Draws an instance, reading query parameters from the apps' initial content.
+pub fn instantiate(
+    catalog: &Catalog,
+    task: &TaskSpec,
+    seed: u64,
+    instance: u32,
+) -> Result<TaskInstance, LoadError> {
+    let mut phone: Option<Phone> = None;
+    let mut rows = |app: &str, sql: &str| -> Result<Vec<serde_json::Value>, String> {
+        if phone.is_none() {
+            phone = Some(Phone::new(catalog.clone(), PhoneConfig::default()).map_err(|e| e.to_string())?);
+        }
+        match &phone {
+            Some(p) => p.query_with(app, sql, &BTreeMap::new()).map_err(|e| e.to_string()),
+            None => Err("no phone".into()),
+        }
+    };
+    task.instantiate(seed, instance, &mut rows)
+}
+
+fn failed_criteria(f: &Finished) -> String {
+    let failed: Vec<String> = f
+        .verdict
+        .criteria
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| if c.detail.is_empty() { c.label.clone() } else { format!("{} ({})", c.label, c.detail) })
+        .collect();
+    failed.join("; ")
+}
+
+/// Validates one task against the installed apps.
+pub async fn validate_task(catalog: &Catalog, task: &TaskSpec, suite_seed: u64) -> TaskValidation {
+    let mut v = TaskValidation { task_id: task.id.clone(), problems: Vec::new(), reference_steps: None };
+    let file = task.file.display().to_string();
+    if let Err(e) = check_against_catalog(task, catalog) {
+        v.problems.push(e.to_string());
+        return v;
+    }
+    let options = EpisodeOptions::default();
+    let mut first = None;
+    for instance in 0..REFERENCE_INSTANCES {
+        let inst = match instantiate(catalog, task, suite_seed, instance) {
+            Ok(i) => i,
+            Err(e) => {
+                v.problems.push(e.to_string());
+                return v;
+            }
+        };
+        match reference_run(catalog, &inst, options).await {
+            Err(why) => {
+                v.problems.push(format!("{file}: instance {instance}: the reference does not run: {why}"));
+                return v;
+            }
+            Ok((steps, finished)) => {
+                if !finished.verdict.success {
+                    v.problems.push(format!(
+                        "{file}: instance {instance}: the reference solution fails: {}",
+                        failed_criteria(&finished)
+                    ));
+                    return v;
+                }
+                if instance == 0 {
+                    v.reference_steps = Some(steps);
+                }
+                if steps > inst.max_steps {
+                    v.problems.push(format!(
+                        "{file}: instance {instance}: the reference takes {steps} steps, over the budget of {}",
+                        inst.max_steps
+                    ));
+                }
+            }
+        }
+        if first.is_none() {
+            first = Some(inst);
+        }
+    }
+    let Some(inst) = first else { return v };
+    match run_episode(catalog, &inst, &mut NoopAgent, options, Limits::default()).await {
+        Ok(f) if f.verdict.success => {
+            v.problems.push(format!("{file}: doing nothing passes: the criteria hold in the initial state"))
+        }
+        Ok(_) => {}
+        Err(e) => v.problems.push(format!("{file}: the noop episode failed to run: {e}")),
+    }
+    for seed in RANDOM_SEEDS {
+        let mut agent = RandomAgent::new(seed);
+        let limits = Limits { max_steps: Some(RANDOM_STEPS), ..Limits::default() };
+        match run_episode(catalog, &inst, &mut agent, options, limits).await {
+            Ok(f) if f.verdict.success => v.problems.push(format!(
+                "{file}: random play (seed {seed}, {RANDOM_STEPS} steps) passes: the criteria are too easy to hit"
+            )),
+            Ok(_) => {}
+            Err(e) => v.problems.push(format!("{file}: the random episode (seed {seed}) failed to run: {e}")),
+        }
+    }
+    v
+}
+
+/// Remembers which tasks validated, so a run does not replay every reference, noop and random
+/// episode again when nothing changed. A task's key hashes its file, the suite seed and a `salt`
+/// the caller derives from everything else validation depends on (the app packages and the
+/// program itself); any change gives a new key. Only successes are remembered.
+#[derive(Debug, Clone)]
+pub struct ValidationCache {
+    dir: std::path::PathBuf,
+    salt: u64,
+}
+
+impl ValidationCache {
+    /// A cache in `dir` (created on first write).
+    pub fn new(dir: std::path::PathBuf, salt: u64) -> ValidationCache {
+        ValidationCache { dir, salt }
+    }
+
+    fn marker(&self, task: &TaskSpec, suite_seed: u64) -> Option<std::path::PathBuf> {
+        let text = std::fs::read(&task.file).ok()?;
+        let mut h = Fnv::default();
+        h.eat(&self.salt.to_le_bytes());
+        h.eat(&suite_seed.to_le_bytes());
+        h.eat(task.id.as_bytes());
+        h.eat(&text);
+        let mut h2 = Fnv(0x84222325cbf29ce4);
+        h2.eat(&text);
+        h2.eat(&self.salt.to_be_bytes());
+        Some(self.dir.join(format!("{:016x}{:016x}", h.0, h2.0)))
+    }
+
+    /// Whether this exact task was validated before.
+    pub fn is_valid(&self, task: &TaskSpec, suite_seed: u64) -> bool {
+        self.marker(task, suite_seed).is_some_and(|m| m.is_file())
+    }
+
+    /// Records a successful validation (best effort: a cache that cannot be written only costs time).
+    pub fn remember(&self, task: &TaskSpec, suite_seed: u64) {
+        if let Some(m) = self.marker(task, suite_seed) {
+            let _ = std::fs::create_dir_all(&self.dir);
+            let _ = std::fs::write(m, task.id.as_bytes());
+        }
+    }
+}
+
+/// FNV-1a, 64 bits: stable across platforms and releases (unlike `DefaultHasher`).
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv(pub u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    /// Hashes more bytes in.
+    pub fn eat(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}

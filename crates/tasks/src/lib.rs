@@ -1,0 +1,19 @@
+//! Task files and suites (`docs/task-format.md`): parameterized goals with seeded parameters,
+//! apps, setup SQL, hidden facts for `ask_user`, a reference solution that addresses elements by
+//! resource id or text, taxonomy tags, and success criteria in the one criteria language
+//! (`docs/criteria.md`).
+//!
+//! Every load error names file and line ([`LoadError`]). A [`TaskSpec`] becomes a
+//! [`TaskInstance`] (parameters drawn from the instance seed, templates rendered) before an
+//! episode runs.
+
+pub mod criteria;
+pub mod reference;
+pub mod spec;
+pub mod suite;
+
+pub use criteria::{Criterion, CriterionKind, Op, Rules, Scope};
+pub use phonebench_apps::error::LoadError;
+pub use reference::{RefStep, Selector, SelectorTerm};
+pub use spec::{Category, Fact, TaskInstance, TaskSpec, instance_seed};
+pub use suite::{Suite, check_against_catalog, glob_match};

@@ -1,0 +1,689 @@
+//! Task files (`docs/task-format.md`) and their instances.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use phonebench_apps::error::{LoadError, line_of};
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use crate::criteria::Criterion;
+use crate::reference::{RefStep, parse_step};
+
+/// What kind of task this is (MobileWorld's and SPHINX's categories, plus QA tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// Change something in the apps (GUI-only).
+    Completion,
+    /// Find something and give it as the answer.
+    Retrieval,
+    /// A needed fact is only known to the user: the agent must ask.
+    AskUser,
+    /// The task needs MCP tool calls.
+    Mcp,
+    /// QA test: reach a goal by a given path.
+    Testing,
+}
+
+impl Category {
+    /// The name used in files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Completion => "completion",
+            Category::Retrieval => "retrieval",
+            Category::AskUser => "ask_user",
+            Category::Mcp => "mcp",
+            Category::Testing => "testing",
+        }
+    }
+}
+
+/// Taxonomy axes a task may be tagged on (UINavBench's plus `intent`), with allowed values where
+/// the axis has a closed set.
+pub const TAG_AXES: [(&str, &[&str]); 10] = [
+    ("length", &["short", "medium", "long"]),
+    ("depth", &["shallow", "deep"]),
+    ("apps", &["single", "multi"]),
+    ("goal", &["explicit", "underspecified", "vague"]),
+    ("determinism", &["static", "dynamic"]),
+    ("perception", &["text", "icon", "state", "layout"]),
+    ("actions", &[]),
+    ("memory", &["none", "recall"]),
+    ("knowledge", &["none", "app", "world"]),
+    ("intent", &[]),
+];
+
+/// Where an episode starts.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Start {
+    /// The app to open; the home screen when absent.
+    #[serde(default)]
+    pub app: Option<String>,
+    /// The screen within it (its entry screen when absent).
+    #[serde(default)]
+    pub screen: Option<String>,
+    /// Screen arguments.
+    #[serde(default)]
+    pub args: BTreeMap<String, serde_json::Value>,
+}
+
+/// How a parameter's value is drawn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParamSpec {
+    /// Pick one of these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<Vec<serde_json::Value>>,
+    /// Pick an integer in `[low, high]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<[i64; 2]>,
+    /// Pick one row of this query over `app`'s initial content (an object of its columns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// The app `query` reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
+    /// A template over the other (non-template) parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+    /// A fixed value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<serde_json::Value>,
+}
+
+/// SQL run on an app before the episode starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    /// The app id.
+    pub app: String,
+    /// Statements; `:name` parameters are bound from the task's parameters.
+    pub sql: String,
+}
+
+/// A fact only the (simulated) user knows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fact {
+    /// Keywords: a question mentioning any of them (case-insensitive, whole words) is about this fact.
+    pub about: Vec<String>,
+    /// What the user says (template over the parameters).
+    pub answer: String,
+}
+
+/// Tag values: one or several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TagValue {
+    /// One value.
+    One(String),
+    /// Several values (e.g. `actions = ["tap", "type"]`).
+    Many(Vec<String>),
+}
+
+impl TagValue {
+    /// The values as a list.
+    pub fn values(&self) -> Vec<String> {
+        match self {
+            TagValue::One(s) => vec![s.clone()],
+            TagValue::Many(v) => v.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTask {
+    id: Spanned<String>,
+    goal: Spanned<String>,
+    category: Category,
+    apps: Spanned<Vec<String>>,
+    #[serde(default)]
+    max_steps: Option<Spanned<u32>>,
+    #[serde(default)]
+    clock_start: Option<Spanned<String>>,
+    #[serde(default)]
+    start: Option<Spanned<Start>>,
+    #[serde(default)]
+    tags: Option<BTreeMap<String, Spanned<TagValue>>>,
+    #[serde(default)]
+    params: BTreeMap<String, Spanned<ParamSpec>>,
+    #[serde(default)]
+    setup: Vec<Spanned<Setup>>,
+    #[serde(default)]
+    facts: Vec<Spanned<Fact>>,
+    #[serde(default)]
+    mcp_tools: Vec<String>,
+    reference: Vec<Spanned<String>>,
+    // Values first, then criteria: toml cannot place an error inside an array of tables on the
+    // right entry, so each entry is converted on its own and errors get that entry's line.
+    criteria: Vec<Spanned<toml::Value>>,
+}
+
+/// A task as written in its file, checked on its own (apps are checked by the suite).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskSpec {
+    /// The file it came from.
+    pub file: PathBuf,
+    /// Unique within its suite.
+    pub id: String,
+    /// The goal template.
+    pub goal: String,
+    /// The category.
+    pub category: Category,
+    /// Apps involved (ids).
+    pub apps: Vec<String>,
+    /// Step budget.
+    pub max_steps: u32,
+    /// Virtual clock start, ms since the epoch.
+    pub clock_start_ms: i64,
+    /// Where the episode starts.
+    pub start: Start,
+    /// Taxonomy tags, axis → values.
+    pub tags: BTreeMap<String, Vec<String>>,
+    /// Parameters by name.
+    pub params: BTreeMap<String, ParamSpec>,
+    /// Setup SQL, in order.
+    pub setup: Vec<Setup>,
+    /// Hidden facts for `ask_user`.
+    pub facts: Vec<Fact>,
+    /// MCP tools offered to the agent (names).
+    pub mcp_tools: Vec<String>,
+    /// The reference solution.
+    pub reference: Vec<RefStep>,
+    /// Top-level success criteria: all must hold; ACP is the share that holds.
+    pub criteria: Vec<Criterion>,
+    /// 1-based lines of things later checks may need to point at.
+    pub lines: TaskLines,
+}
+
+/// Lines of a task file's parts, for errors found after parsing (validation, setup, references).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct TaskLines {
+    /// `id`.
+    pub id: usize,
+    /// `goal`.
+    pub goal: usize,
+    /// `apps`.
+    pub apps: usize,
+    /// `start`.
+    pub start: usize,
+    /// Each parameter by name.
+    pub params: BTreeMap<String, usize>,
+    /// Each `[[setup]]`.
+    pub setup: Vec<usize>,
+    /// Each `[[facts]]`.
+    pub facts: Vec<usize>,
+    /// Each reference line.
+    pub reference: Vec<usize>,
+    /// Each top-level criterion.
+    pub criteria: Vec<usize>,
+}
+
+/// Default step budget.
+pub const DEFAULT_MAX_STEPS: u32 = 30;
+
+impl TaskSpec {
+    /// Reads and checks a task file.
+    pub fn load(file: &Path) -> Result<TaskSpec, LoadError> {
+        let text = std::fs::read_to_string(file).map_err(|e| LoadError::file(file, e.to_string()))?;
+        TaskSpec::parse(file, &text)
+    }
+
+    /// Parses and checks task text (`file` names it in errors).
+    pub fn parse(file: &Path, text: &str) -> Result<TaskSpec, LoadError> {
+        let raw: RawTask =
+            toml::from_str(text).map_err(|e| phonebench_apps::error::toml_error(file, text, &e))?;
+        let at = |span: std::ops::Range<usize>| line_of(text, span.start);
+        let err = |span: std::ops::Range<usize>, message: String| LoadError::at(file, at(span), message);
+
+        let id = raw.id.get_ref().clone();
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+            return Err(err(
+                raw.id.span(),
+                format!("task id `{id}` must be letters, digits, `.`, `_` or `-`"),
+            ));
+        }
+        let goal = raw.goal.get_ref().clone();
+        if goal.trim().is_empty() {
+            return Err(err(raw.goal.span(), "the goal is empty".into()));
+        }
+        let apps = raw.apps.get_ref().clone();
+        if apps.is_empty() {
+            return Err(err(raw.apps.span(), "`apps` names at least one app".into()));
+        }
+        let max_steps = match &raw.max_steps {
+            Some(m) if *m.get_ref() == 0 => {
+                return Err(err(m.span(), "`max_steps` must be at least 1".into()));
+            }
+            Some(m) => *m.get_ref(),
+            None => DEFAULT_MAX_STEPS,
+        };
+        let clock_start_ms = match &raw.clock_start {
+            Some(c) => parse_clock(c.get_ref()).map_err(|e| err(c.span(), e))?,
+            None => phonebench_apps::CLOCK_START_MS,
+        };
+        let mut lines = TaskLines {
+            id: at(raw.id.span()),
+            goal: at(raw.goal.span()),
+            apps: at(raw.apps.span()),
+            ..TaskLines::default()
+        };
+        let start = match raw.start {
+            Some(s) => {
+                lines.start = at(s.span());
+                let start = s.into_inner();
+                if start.screen.is_some() && start.app.is_none() {
+                    return Err(LoadError::at(file, lines.start, "`start.screen` needs `start.app`"));
+                }
+                start
+            }
+            None => Start::default(),
+        };
+
+        let mut tags = BTreeMap::new();
+        for (axis, value) in raw.tags.iter().flatten() {
+            let line = at(value.span());
+            let value = value.get_ref();
+            let Some((_, allowed)) = TAG_AXES.iter().find(|(a, _)| a == axis) else {
+                let axes: Vec<&str> = TAG_AXES.iter().map(|(a, _)| *a).collect();
+                return Err(LoadError::at(
+                    file,
+                    line,
+                    format!("unknown tag axis `{axis}` (axes: {})", axes.join(", ")),
+                ));
+            };
+            let values = value.values();
+            if values.is_empty() {
+                return Err(LoadError::at(file, line, format!("tag `{axis}` has no value")));
+            }
+            for v in &values {
+                if !allowed.is_empty() && !allowed.contains(&v.as_str()) {
+                    return Err(LoadError::at(
+                        file,
+                        line,
+                        format!("tag `{axis}` = `{v}` is not one of: {}", allowed.join(", ")),
+                    ));
+                }
+            }
+            tags.insert(axis.clone(), values);
+        }
+
+        let mut params = BTreeMap::new();
+        for (name, spec) in raw.params {
+            let line = at(spec.span());
+            let spec = spec.into_inner();
+            if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(LoadError::at(
+                    file,
+                    line,
+                    format!("parameter name `{name}` must be letters, digits or `_`"),
+                ));
+            }
+            let sources = [
+                spec.pool.is_some(),
+                spec.range.is_some(),
+                spec.query.is_some(),
+                spec.template.is_some(),
+                spec.value.is_some(),
+            ];
+            if sources.iter().filter(|s| **s).count() != 1 {
+                return Err(LoadError::at(
+                    file,
+                    line,
+                    format!(
+                        "parameter `{name}` needs exactly one of `pool`, `range`, `query`, `template`, `value`"
+                    ),
+                ));
+            }
+            if spec.pool.as_ref().is_some_and(Vec::is_empty) {
+                return Err(LoadError::at(file, line, format!("parameter `{name}`: the pool is empty")));
+            }
+            if let Some([lo, hi]) = spec.range
+                && lo > hi
+            {
+                return Err(LoadError::at(
+                    file,
+                    line,
+                    format!("parameter `{name}`: range [{lo}, {hi}] is empty"),
+                ));
+            }
+            if spec.query.is_some() != spec.app.is_some() {
+                return Err(LoadError::at(
+                    file,
+                    line,
+                    format!("parameter `{name}`: `query` and `app` go together"),
+                ));
+            }
+            lines.params.insert(name.clone(), line);
+            params.insert(name, spec);
+        }
+
+        let setup: Vec<Setup> = raw
+            .setup
+            .into_iter()
+            .map(|s| {
+                lines.setup.push(at(s.span()));
+                s.into_inner()
+            })
+            .collect();
+        let facts: Vec<Fact> = raw
+            .facts
+            .into_iter()
+            .map(|f| {
+                let line = at(f.span());
+                lines.facts.push(line);
+                let fact = f.into_inner();
+                if fact.about.iter().all(|k| k.trim().is_empty()) {
+                    return Err(LoadError::at(file, line, "a fact needs at least one `about` keyword"));
+                }
+                Ok(fact)
+            })
+            .collect::<Result<_, _>>()?;
+
+        let mut reference = Vec::new();
+        for line in raw.reference {
+            let l = at(line.span());
+            lines.reference.push(l);
+            reference.push(
+                parse_step(line.get_ref()).map_err(|e| LoadError::at(file, l, format!("reference: {e}")))?,
+            );
+        }
+        if reference.is_empty() {
+            return Err(LoadError::at(
+                file,
+                lines.id,
+                "`reference` is empty: every task has a reference solution",
+            ));
+        }
+        let mut criteria = Vec::new();
+        for c in raw.criteria {
+            let l = at(c.span());
+            lines.criteria.push(l);
+            let c = Criterion::deserialize(c.into_inner())
+                .map_err(|e| LoadError::at(file, l, format!("criterion: {}", e.message().trim())))?;
+            c.check_static().map_err(|e| LoadError::at(file, l, format!("criterion: {e}")))?;
+            criteria.push(c);
+        }
+        if criteria.is_empty() {
+            return Err(LoadError::at(file, lines.id, "`criteria` is empty: a task needs success criteria"));
+        }
+
+        let spec = TaskSpec {
+            file: file.to_path_buf(),
+            id,
+            goal,
+            category: raw.category,
+            apps,
+            max_steps,
+            clock_start_ms,
+            start,
+            tags,
+            params,
+            setup,
+            facts,
+            mcp_tools: raw.mcp_tools,
+            reference,
+            criteria,
+            lines,
+        };
+        spec.check_templates()?;
+        Ok(spec)
+    }
+
+    /// Every template compiles and names only declared parameters.
+    fn check_templates(&self) -> Result<(), LoadError> {
+        let env = template_env();
+        let names: Vec<&str> = self.params.keys().map(String::as_str).collect();
+        let check = |source: &str, line: usize, what: &str| -> Result<(), LoadError> {
+            let tmpl = env
+                .template_from_str(source)
+                .map_err(|e| LoadError::at(&self.file, line, format!("{what}: bad template: {e}")))?;
+            for var in tmpl.undeclared_variables(false) {
+                if !names.contains(&var.as_str()) {
+                    return Err(LoadError::at(
+                        &self.file,
+                        line,
+                        format!("{what}: `{{{{ {var} }}}}` is not a declared parameter"),
+                    ));
+                }
+            }
+            Ok(())
+        };
+        check(&self.goal, self.lines.goal, "goal")?;
+        for (i, fact) in self.facts.iter().enumerate() {
+            check(&fact.answer, self.lines.facts[i], "fact")?;
+        }
+        for (name, p) in &self.params {
+            if let Some(t) = &p.template {
+                check(t, self.lines.params[name], &format!("parameter `{name}`"))?;
+            }
+        }
+        for (i, step) in self.reference.iter().enumerate() {
+            let mut step = step.clone();
+            let mut first_error = None;
+            let _ = step.map_strings(&mut |s| {
+                if first_error.is_none()
+                    && let Err(e) = check(s, self.lines.reference[i], "reference")
+                {
+                    first_error = Some(e);
+                }
+                Ok(s.to_string())
+            });
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+        }
+        for (i, c) in self.criteria.iter().enumerate() {
+            let mut c = c.clone();
+            let mut first_error = None;
+            let _ = c.map_strings(&mut |s| {
+                if first_error.is_none()
+                    && let Err(e) = check(s, self.lines.criteria[i], "criterion")
+                {
+                    first_error = Some(e);
+                }
+                Ok(s.to_string())
+            });
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// The seed of instance `instance` of this task in a suite run with `suite_seed`: a
+    /// documented, platform-independent hash (FNV-1a over the three, then SplitMix64).
+    pub fn instance_seed(&self, suite_seed: u64, instance: u32) -> u64 {
+        instance_seed(suite_seed, &self.id, instance)
+    }
+
+    /// Draws the parameters and renders every template. `rows` runs a parameter's query on an
+    /// app's initial content (the environment supplies it).
+    pub fn instantiate(
+        &self,
+        suite_seed: u64,
+        instance: u32,
+        rows: &mut RowSource<'_>,
+    ) -> Result<TaskInstance, LoadError> {
+        let seed = self.instance_seed(suite_seed, instance);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut values = serde_json::Map::new();
+        let err = |name: &str, message: String| {
+            LoadError::at(&self.file, self.lines.params.get(name).copied().unwrap_or(self.lines.id), message)
+        };
+        // Declared order is the file's alphabetical table order (TOML tables are unordered);
+        // templates come last so they can use the rest.
+        for (name, p) in self.params.iter().filter(|(_, p)| p.template.is_none()) {
+            let value = if let Some(pool) = &p.pool {
+                pool[pick(&mut rng, pool.len())].clone()
+            } else if let Some([lo, hi]) = p.range {
+                let span = (hi - lo) as u64 + 1;
+                serde_json::Value::from(lo + (rng.next_u64() % span) as i64)
+            } else if let (Some(sql), Some(app)) = (&p.query, &p.app) {
+                let found = rows(app, sql).map_err(|e| err(name, format!("parameter `{name}`: {e}")))?;
+                if found.is_empty() {
+                    return Err(err(name, format!("parameter `{name}`: the query returned no rows")));
+                }
+                found[pick(&mut rng, found.len())].clone()
+            } else {
+                p.value.clone().unwrap_or(serde_json::Value::Null)
+            };
+            values.insert(name.clone(), value);
+        }
+        let env = template_env();
+        let render = |source: &str, values: &serde_json::Map<String, serde_json::Value>| {
+            env.render_str(source, minijinja::Value::from(minijinja::value::Serde(values)))
+                .map_err(|e| format!("template `{source}`: {e}"))
+        };
+        for (name, p) in self.params.iter().filter(|(_, p)| p.template.is_some()) {
+            let source = p.template.as_deref().unwrap_or_default();
+            let rendered = render(source, &values).map_err(|e| err(name, e))?;
+            values.insert(name.clone(), serde_json::Value::String(rendered));
+        }
+
+        let goal = render(&self.goal, &values).map_err(|e| LoadError::at(&self.file, self.lines.goal, e))?;
+        let mut reference = self.reference.clone();
+        for (i, step) in reference.iter_mut().enumerate() {
+            step.map_strings(&mut |s| render(s, &values))
+                .map_err(|e| LoadError::at(&self.file, self.lines.reference[i], e))?;
+        }
+        let mut criteria = self.criteria.clone();
+        for (i, c) in criteria.iter_mut().enumerate() {
+            c.map_strings(&mut |s| render(s, &values))
+                .map_err(|e| LoadError::at(&self.file, self.lines.criteria[i], e))?;
+            c.check_static().map_err(|e| LoadError::at(&self.file, self.lines.criteria[i], e))?;
+        }
+        let facts = self
+            .facts
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                Ok(Fact {
+                    about: f.about.clone(),
+                    answer: render(&f.answer, &values)
+                        .map_err(|e| LoadError::at(&self.file, self.lines.facts[i], e))?,
+                })
+            })
+            .collect::<Result<Vec<_>, LoadError>>()?;
+        Ok(TaskInstance {
+            task_id: self.id.clone(),
+            instance,
+            seed,
+            goal,
+            category: self.category,
+            apps: self.apps.clone(),
+            max_steps: self.max_steps,
+            clock_start_ms: self.clock_start_ms,
+            start: self.start.clone(),
+            tags: self.tags.clone(),
+            sql_params: sql_params(&values),
+            params: values,
+            setup: self.setup.clone(),
+            facts,
+            mcp_tools: self.mcp_tools.clone(),
+            reference,
+            criteria,
+        })
+    }
+}
+
+/// Runs a parameter's query (`app`, `sql`) on the app's initial content.
+pub type RowSource<'a> = dyn FnMut(&str, &str) -> Result<Vec<serde_json::Value>, String> + 'a;
+
+/// One concrete episode's task: parameters drawn, templates rendered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskInstance {
+    /// The task's id.
+    pub task_id: String,
+    /// Instance number within a run (0-based).
+    pub instance: u32,
+    /// The instance seed (parameters and the phone's generator).
+    pub seed: u64,
+    /// The goal the agent is given.
+    pub goal: String,
+    /// Category.
+    pub category: Category,
+    /// Apps involved.
+    pub apps: Vec<String>,
+    /// Step budget.
+    pub max_steps: u32,
+    /// Clock start, ms since the epoch.
+    pub clock_start_ms: i64,
+    /// Where the episode starts.
+    pub start: Start,
+    /// Tags.
+    pub tags: BTreeMap<String, Vec<String>>,
+    /// Parameter values by name.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// The same, flattened for SQL binding (`:name`, `:row_column`).
+    pub sql_params: BTreeMap<String, serde_json::Value>,
+    /// Setup SQL.
+    pub setup: Vec<Setup>,
+    /// Hidden facts, rendered.
+    pub facts: Vec<Fact>,
+    /// MCP tools offered.
+    pub mcp_tools: Vec<String>,
+    /// Reference solution, rendered.
+    pub reference: Vec<RefStep>,
+    /// Success criteria, rendered.
+    pub criteria: Vec<Criterion>,
+}
+
+fn sql_params(values: &serde_json::Map<String, serde_json::Value>) -> BTreeMap<String, serde_json::Value> {
+    let mut out = BTreeMap::new();
+    for (name, v) in values {
+        match v {
+            serde_json::Value::Object(row) => {
+                for (col, cv) in row {
+                    out.insert(format!("{name}_{col}"), cv.clone());
+                }
+            }
+            other => {
+                out.insert(name.clone(), other.clone());
+            }
+        }
+    }
+    out
+}
+
+fn pick(rng: &mut ChaCha8Rng, n: usize) -> usize {
+    (rng.next_u64() % n as u64) as usize
+}
+
+/// FNV-1a over `suite_seed` (LE bytes), the task id, `instance` (LE), then SplitMix64.
+pub fn instance_seed(suite_seed: u64, task_id: &str, instance: u32) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    eat(&suite_seed.to_le_bytes());
+    eat(task_id.as_bytes());
+    eat(&[0]);
+    eat(&instance.to_le_bytes());
+    let mut z = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn template_env() -> minijinja::Environment<'static> {
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    // Goals are plain text, not HTML: no escaping.
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env
+}
+
+fn parse_clock(text: &str) -> Result<i64, String> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|d| d.timestamp_millis())
+        .map_err(|e| format!("`clock_start` must be RFC 3339 like 2026-03-02T09:00:00Z: {e}"))
+}

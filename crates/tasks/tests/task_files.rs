@@ -1,0 +1,126 @@
+//! Task files: a good one parses and instantiates deterministically; every malformed one fails
+//! with the file, the line and the reason.
+
+use std::path::Path;
+
+use phonebench_tasks::{CriterionKind, RefStep, TaskSpec};
+
+const GOOD: &str = r#"
+id = "contacts.add"
+goal = "Add {{ first }} with number {{ phone }}; then tell me {{ who.name }}'s number."
+category = "completion"
+apps = ["contacts"]
+max_steps = 25
+start = { app = "contacts" }
+reference = [
+  "tap #add",
+  "type #first_name \"{{ first }}\"",
+  "answer \"{{ phone }}\"",
+]
+
+[tags]
+length = "medium"
+actions = ["tap", "type"]
+
+[params]
+first = { pool = ["Ada", "Grace", "Linus", "Barbara"] }
+phone = { range = [1000, 9999] }
+who = { query = "SELECT name FROM contacts", app = "contacts" }
+full = { template = "{{ first }} Q." }
+
+[[facts]]
+about = ["number"]
+answer = "Use {{ phone }}."
+
+[[criteria]]
+state = { app = "contacts", sql = "SELECT count(*) FROM contacts WHERE name = :first", equals = 1 }
+
+[[criteria]]
+name = "answered"
+answer = { number = { value = 1.0, tolerance = 0.5 } }
+"#;
+
+fn parse(text: &str) -> Result<TaskSpec, String> {
+    TaskSpec::parse(Path::new("suite/tasks/t.toml"), text).map_err(|e| e.to_string())
+}
+
+fn rows(_app: &str, _sql: &str) -> Result<Vec<serde_json::Value>, String> {
+    Ok(vec![serde_json::json!({"name": "Zed"}), serde_json::json!({"name": "Yara"})])
+}
+
+#[test]
+fn a_good_task_parses_and_instantiates_deterministically() {
+    let spec = parse(GOOD).unwrap();
+    assert_eq!(spec.id, "contacts.add");
+    assert_eq!(spec.reference.len(), 3);
+    assert!(matches!(spec.criteria[0].kind, CriterionKind::State(_)));
+    assert_eq!(spec.criteria[1].label(), "answered");
+    let a = spec.instantiate(7, 0, &mut rows).unwrap();
+    let b = spec.instantiate(7, 0, &mut rows).unwrap();
+    assert_eq!(a, b, "same seed and instance, same instance");
+    assert!(a.goal.starts_with("Add "));
+    assert!(!a.goal.contains("{{"));
+    assert_eq!(a.params["full"], serde_json::json!(format!("{} Q.", a.params["first"].as_str().unwrap())));
+    // Query parameters bind as `:name_column`.
+    assert!(a.sql_params.contains_key("who_name"));
+    let RefStep::Type { text, .. } = &a.reference[1] else { panic!("type step") };
+    assert_eq!(text, a.params["first"].as_str().unwrap());
+    // Different instances draw differently somewhere across a few tries.
+    let goals: std::collections::BTreeSet<String> =
+        (0..8).map(|i| spec.instantiate(7, i, &mut rows).unwrap().goal).collect();
+    assert!(goals.len() > 1, "instances should differ: {goals:?}");
+}
+
+#[test]
+fn parameter_values_are_not_templates() {
+    // A parameter whose value looks like a template stays text in the goal.
+    let text = GOOD.replace(r#"["Ada", "Grace", "Linus", "Barbara"]"#, r#"["{{ 7*7 }}"]"#);
+    let spec = parse(&text).unwrap();
+    let inst = spec.instantiate(1, 0, &mut rows).unwrap();
+    assert!(inst.goal.starts_with("Add {{ 7*7 }} with"), "{}", inst.goal);
+}
+
+/// Each case: a replacement applied to GOOD, and (line, words) the error must contain.
+#[test]
+fn malformed_files_name_file_line_and_reason() {
+    let cases: &[(&str, &str, usize, &str)] = &[
+        ("category = \"completion\"", "category = \"done\"", 4, "unknown variant `done`"),
+        ("max_steps = 25", "max_steps = 0", 6, "at least 1"),
+        ("length = \"medium\"", "length = \"huge\"", 15, "not one of"),
+        ("length = \"medium\"", "colour = \"red\"", 15, "unknown tag axis `colour`"),
+        ("phone = { range = [1000, 9999] }", "phone = { range = [9, 1] }", 20, "is empty"),
+        ("phone = { range = [1000, 9999] }", "phone = { }", 20, "exactly one of"),
+        ("\"tap #add\",", "\"tapp #add\",", 9, "unknown step `tapp`"),
+        ("\"tap #add\",", "\"tap Save\",", 9, "quote text"),
+        ("state = { app", "answer = { exact = \"x\" }\nstate = { app", 28, "exactly one kind"),
+        (
+            "answer = { number = { value = 1.0, tolerance = 0.5 } }",
+            "element = { text = { regex = \"(\" } }",
+            31,
+            "bad regex",
+        ),
+        ("answer = { number", "answr = { number", 31, "unknown field `answr`"),
+        ("Add {{ first }}", "Add {{ frist }}", 3, "`{{ frist }}` is not a declared parameter"),
+        ("answer = \"Use {{ phone }}.\"", "answer = \"Use {{ phone }.\"", 24, "fact: bad template"),
+        ("state = { app", "judge = { prompt = \"?\" }\nstate = { app", 28, "not supported"),
+        ("start = { app = \"contacts\" }", "start = { screen = \"list\" }", 7, "needs `start.app`"),
+    ];
+    for (from, to, line, words) in cases {
+        assert!(GOOD.contains(from), "case {from:?} does not apply");
+        let text = GOOD.replacen(from, to, 1);
+        let err = parse(&text).expect_err(&format!("{to:?} should be rejected"));
+        let prefix = format!("suite/tasks/t.toml:{line}: ");
+        assert!(err.starts_with(&prefix), "{to:?}: expected {prefix}…, got: {err}");
+        assert!(err.contains(words), "{to:?}: expected {words:?} in: {err}");
+    }
+}
+
+#[test]
+fn missing_reference_or_criteria_is_an_error() {
+    let no_criteria: String = GOOD.split("[[criteria]]").next().unwrap().to_string();
+    let err = parse(&no_criteria).unwrap_err();
+    assert!(err.contains("t.toml:") && err.contains("criteria"), "{err}");
+    let no_reference = GOOD.replace("reference = [\n  \"tap #add\",\n  \"type #first_name \\\"{{ first }}\\\"\",\n  \"answer \\\"{{ phone }}\\\"\",\n]", "reference = []");
+    let err = parse(&no_reference).unwrap_err();
+    assert!(err.contains("`reference` is empty"), "{err}");
+}
