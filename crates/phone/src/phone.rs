@@ -15,7 +15,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::data::{SharedDb, query_rows};
-use crate::render::{NodeInfo, Screen};
+use crate::render::{NodeInfo, Screen, TOAST_LAYER};
 use crate::view::{Handler, Kind, SystemHandler};
 use crate::{MS_PER_ACTION, TOAST_MS};
 
@@ -569,7 +569,7 @@ impl Phone {
     }
 
     fn hit_at(&self, point: (i32, i32)) -> Option<NodeId> {
-        self.screen.as_ref().and_then(|s| s.tree.hit_test(point.0, point.1))
+        self.screen.as_ref().and_then(|s| s.tree.hit_test_where(point.0, point.1, |w| w.layer != TOAST_LAYER))
     }
 
     fn info(&self, node: NodeId) -> Option<&NodeInfo> {
@@ -599,8 +599,8 @@ impl Phone {
         let screen = self.screen.as_ref()?;
         let tree = &screen.tree;
         let window = tree.windows_top_down().into_iter().find(|w| {
-            let root = tree.window(*w).root;
-            tree.node(root).bounds.contains(point.0, point.1)
+            let window = tree.window(*w);
+            window.layer != TOAST_LAYER && tree.node(window.root).bounds.contains(point.0, point.1)
         })?;
         let root = tree.window(window).root;
         let ids: Vec<NodeId> = tree.dfs(root).collect();

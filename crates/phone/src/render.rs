@@ -80,6 +80,10 @@ pub(crate) struct ScreenCache {
     boxes: Boxes,
 }
 
+/// The stacking layer of toast windows. Toasts do not take touches (as on Android): touch
+/// dispatch skips windows on this layer.
+pub(crate) const TOAST_LAYER: i32 = 10;
+
 /// The composed screen.
 #[derive(Debug, Clone)]
 pub(crate) struct Screen {
@@ -201,7 +205,7 @@ impl Phone {
             laid.translate((SCREEN_W - r.w) / 2.0 - r.x, app_bottom - 240.0 - r.h - r.y);
             windows.push(WindowSpec {
                 kind: WindowKind::Overlay,
-                layer: 10,
+                layer: TOAST_LAYER,
                 package: package.clone(),
                 laid,
                 app_surface: false,

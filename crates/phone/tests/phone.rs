@@ -938,3 +938,33 @@ fn bad_seed_sql_fails_with_file_and_line() {
     std::fs::write(&seed, text).expect("write seed");
     assert_load_error(&dir, "seed.sql", line, &["nickname"]);
 }
+
+#[test]
+fn toasts_do_not_take_touches() {
+    let mut phone = new_phone(0);
+    act(&mut phone, Action::OpenApp { app: "settings".into() });
+    while !shows(&mut phone, "About phone") {
+        scroll(&mut phone, Direction::Down);
+    }
+    tap(&mut phone, "About phone");
+    for _ in 0..10 {
+        if shows(&mut phone, "Build number") {
+            break;
+        }
+        scroll(&mut phone, Direction::Down);
+    }
+    for _ in 0..7 {
+        tap(&mut phone, "Build number");
+    }
+    act(&mut phone, Action::Key { key: Key::Back });
+    // The "You are now a developer" toast is still up over the list; a tap on the row under it
+    // reaches the row, as on Android.
+    assert!(phone.tree().expect("renders").windows().iter().any(|w| w.layer == 10), "a toast is showing");
+    let outcome = tap(&mut phone, "System");
+    assert_eq!(
+        phone.current_screen().map(|(_, s)| s.to_string()).as_deref(),
+        Some("system"),
+        "{outcome:?}\n{}",
+        dump(&mut phone)
+    );
+}

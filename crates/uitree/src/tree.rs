@@ -225,8 +225,15 @@ impl UiTree {
     /// have children outside their parents, e.g. a WebView's virtual nodes under zero-height
     /// wrappers, and a tap there does reach them.
     pub fn hit_test(&self, x: i32, y: i32) -> Option<NodeId> {
+        self.hit_test_where(x, y, |_| true)
+    }
+
+    /// [`UiTree::hit_test`] over the windows `keep` accepts only (a window that does not take
+    /// touches, like a toast, lets them through to the windows below).
+    pub fn hit_test_where(&self, x: i32, y: i32, keep: impl Fn(&Window) -> bool) -> Option<NodeId> {
         self.windows_top_down()
             .into_iter()
+            .filter(|wid| keep(self.window(*wid)))
             .map(|wid| self.window(wid).root)
             .find(|&root| self.hittable(root, x, y))
             .and_then(|root| self.deepest_at(root, x, y))
