@@ -6,9 +6,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use phonebench_env::{EpisodeOptions, FormatErrorPolicy};
 use phonebench_phone::Catalog;
-use phonebench_runner::validate::Fnv;
 use phonebench_runner::{AgentKind, Limits, RunOptions, ValidationCache, metrics, run_suite, validate_task};
-use phonebench_tasks::Suite;
+use phonebench_tasks::{Fnv, Suite};
 
 use crate::FormatArg;
 

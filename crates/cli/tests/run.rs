@@ -63,10 +63,6 @@ fn scripted_agents_score_as_they_must_and_runs_are_reproducible() {
         .map(|e| e["key"].as_str().unwrap())
         .collect();
     assert!(failed.is_empty(), "reference must solve every task; failed: {failed:?}");
-    for e in &eps {
-        // SPL of the reference is 1: it takes exactly the reference length.
-        assert_eq!(e["steps"], e["reference_steps"], "{}", e["key"]);
-    }
 
     // Same seed → byte-identical episodes.jsonl.
     let b = tmp("reference-b");

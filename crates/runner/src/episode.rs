@@ -55,18 +55,17 @@ pub async fn run_episode(
     let started = Instant::now();
     let mut episode = Episode::start(catalog, &task, options)?;
     let mut usage = Usage::default();
-    let mut history: Vec<Turn> = Vec::new();
     let mut observations = vec![episode.observation().text.clone()];
+    let mut input = AgentInput {
+        goal: episode.goal().to_string(),
+        observation: episode.observation().clone(),
+        tree: episode.tree().clone(),
+        history: Vec::new(),
+        step: 0,
+        max_steps: task.max_steps as usize,
+        mcp_tools: task.mcp_tools.clone(),
+    };
     while !episode.is_done() {
-        let input = AgentInput {
-            goal: episode.goal().to_string(),
-            observation: episode.observation().clone(),
-            tree: episode.tree().clone(),
-            history: history.clone(),
-            step: episode.steps_taken(),
-            max_steps: task.max_steps as usize,
-            mcp_tools: task.mcp_tools.clone(),
-        };
         let Some(remaining) = limits.timeout.checked_sub(started.elapsed()) else {
             episode.end_with(EpisodeEnd::Timeout);
             break;
@@ -86,7 +85,10 @@ pub async fn run_episode(
         usage.completion_tokens += output.usage.completion_tokens;
         let feedback = episode.step(output.text.clone(), output.action.clone())?;
         observations.push(episode.observation().text.clone());
-        history.push(Turn { raw: output.text, action: output.action.ok(), feedback: feedback.message });
+        input.history.push(Turn { raw: output.text, action: output.action.ok(), feedback: feedback.message });
+        input.observation = episode.observation().clone();
+        input.tree = episode.tree().clone();
+        input.step = episode.steps_taken();
     }
     let trajectory = episode.finish()?;
     let ctx = EvalContext { semantics: Semantics::AnyMatch, sql_params: task.sql_params.clone() };
@@ -149,6 +151,33 @@ fn end_name(end: Option<&EpisodeEnd>) -> String {
     }
 }
 
+/// An episode's result with its identity filled in and nothing measured yet.
+pub fn blank_result(task: &TaskInstance, agent: &str) -> EpisodeResult {
+    EpisodeResult {
+        key: episode_key(&task.task_id, task.instance),
+        task_id: task.task_id.clone(),
+        instance: task.instance,
+        seed: task.seed,
+        category: task.category.name().to_string(),
+        tags: task.tags.clone(),
+        goal: task.goal.clone(),
+        agent: agent.to_string(),
+        success: false,
+        acp: 0.0,
+        steps: 0,
+        reference_steps: 0,
+        queries: 0,
+        mcp_calls: 0,
+        format_errors: 0,
+        repetitions: 0,
+        end: String::new(),
+        infrastructure_error: None,
+        answer: None,
+        criteria: Vec::new(),
+        usage: Usage::default(),
+    }
+}
+
 /// The stored form of a finished episode.
 pub fn to_results(
     task: &TaskInstance,
@@ -162,14 +191,6 @@ pub fn to_results(
         _ => None,
     };
     let episode = EpisodeResult {
-        key: episode_key(&task.task_id, task.instance),
-        task_id: task.task_id.clone(),
-        instance: task.instance,
-        seed: task.seed,
-        category: task.category.name().to_string(),
-        tags: task.tags.clone(),
-        goal: task.goal.clone(),
-        agent: agent.to_string(),
         success: finished.verdict.success && infrastructure_error.is_none(),
         acp: finished.verdict.acp,
         steps: t.steps.len() as u32,
@@ -183,6 +204,7 @@ pub fn to_results(
         answer: t.answer.clone(),
         criteria: finished.verdict.criteria.iter().map(criterion_result).collect(),
         usage: finished.usage,
+        ..blank_result(task, agent)
     };
     let mut steps = Vec::new();
     for (i, screen) in t.screens.iter().enumerate() {

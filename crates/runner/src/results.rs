@@ -67,14 +67,8 @@ pub struct CriterionResult {
     pub children: Vec<CriterionResult>,
 }
 
-/// Token usage of a model-driven agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Usage {
-    /// Prompt tokens.
-    pub prompt_tokens: u64,
-    /// Completion tokens.
-    pub completion_tokens: u64,
-}
+/// Token usage, as agents report it.
+pub use phonebench_agents::Usage;
 
 /// One episode's result: the line of `episodes.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

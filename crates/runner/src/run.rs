@@ -12,7 +12,7 @@ use phonebench_tasks::{Suite, TaskInstance};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::episode::{Limits, episode_key, reference_run, run_episode, to_results};
+use crate::episode::{Limits, blank_result, episode_key, reference_run, run_episode, to_results};
 use crate::results::{EpisodeResult, ResultsDb, ResultsError, RunConfig, StepResult};
 use crate::validate::{ValidationCache, instantiate, validate_task};
 
@@ -235,27 +235,9 @@ async fn run_instance(
     let agent_name = options.agent.name();
     let infrastructure = |message: String| {
         let episode = EpisodeResult {
-            key: episode_key(&inst.task_id, inst.instance),
-            task_id: inst.task_id.clone(),
-            instance: inst.instance,
-            seed: inst.seed,
-            category: inst.category.name().to_string(),
-            tags: inst.tags.clone(),
-            goal: inst.goal.clone(),
-            agent: agent_name.to_string(),
-            success: false,
-            acp: 0.0,
-            steps: 0,
-            reference_steps: 0,
-            queries: 0,
-            mcp_calls: 0,
-            format_errors: 0,
-            repetitions: 0,
             end: "infrastructure".into(),
             infrastructure_error: Some(message),
-            answer: None,
-            criteria: Vec::new(),
-            usage: Default::default(),
+            ..blank_result(inst, agent_name)
         };
         (episode, Vec::new())
     };

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use phonebench_agents::{NoopAgent, RandomAgent};
 use phonebench_env::EpisodeOptions;
 use phonebench_phone::{Catalog, Phone, PhoneConfig};
-use phonebench_tasks::{LoadError, TaskInstance, TaskSpec, check_against_catalog};
+use phonebench_tasks::{Fnv, LoadError, TaskInstance, TaskSpec, check_against_catalog};
 
 use crate::episode::{Finished, Limits, reference_run, run_episode};
 
@@ -173,26 +173,6 @@ impl ValidationCache {
         if let Some(m) = self.marker(task, suite_seed) {
             let _ = std::fs::create_dir_all(&self.dir);
             let _ = std::fs::write(m, task.id.as_bytes());
-        }
-    }
-}
-
-/// FNV-1a, 64 bits: stable across platforms and releases (unlike `DefaultHasher`).
-#[derive(Debug, Clone, Copy)]
-pub struct Fnv(pub u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    /// Hashes more bytes in.
-    pub fn eat(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
         }
     }
 }

@@ -668,7 +668,7 @@ impl Criterion {
             CriterionKind::Element(e) => {
                 let check =
                     if e.check.is_empty() { String::new() } else { format!(" ⇒ {}", rules(&e.check)) };
-                format!("element ({:?}) {}{}", e.on, rules(&e.find), check).to_lowercase_scope()
+                format!("element ({}) {}{}", scope_name(e.on), rules(&e.find), check)
             }
             CriterionKind::Text(t) => format!("text {:?}", t.text),
             CriterionKind::Near(n) => format!("{:?} near {:?}", n.text, n.to),
@@ -679,14 +679,14 @@ impl Criterion {
             CriterionKind::Action(a) => {
                 let check =
                     if a.check.is_empty() { String::new() } else { format!(" ⇒ {}", rules(&a.check)) };
-                format!("action ({:?}) {}{}", a.on, rules(&a.find), check).to_lowercase_scope()
+                format!("action ({}) {}{}", scope_name(a.on), rules(&a.find), check)
             }
             CriterionKind::ActionElement(a) => {
                 format!("after {}: {} ⇒ {}", rules(&a.action), rules(&a.element), rules(&a.check))
             }
             CriterionKind::State(s) => format!("{}: {}", s.app, s.sql),
             CriterionKind::Changes(c) => format!("{}.{} changes", c.app, c.table),
-            CriterionKind::Answer(a) => format!("answer {a:?}").to_lowercase_first(),
+            CriterionKind::Answer(a) => format!("answer {a:?}"),
             CriterionKind::Event(e) => format!("event {} {}", e.name, rules(&e.data)),
             CriterionKind::Asked(c) => format!("asked {:?}..{:?} times", c.min, c.max),
             CriterionKind::Mcp(m) => format!("MCP {}", m.tool.as_deref().unwrap_or("any tool")),
@@ -844,21 +844,10 @@ impl Criterion {
     }
 }
 
-trait LabelCase {
-    fn to_lowercase_scope(self) -> String;
-    fn to_lowercase_first(self) -> String;
-}
-
-impl LabelCase for String {
-    fn to_lowercase_scope(self) -> String {
-        self.replacen("(Last)", "(last)", 1).replacen("(Any)", "(any)", 1)
-    }
-    fn to_lowercase_first(self) -> String {
-        let mut chars = self.chars();
-        match chars.next() {
-            Some(c) => c.to_lowercase().collect::<String>() + chars.as_str(),
-            None => self,
-        }
+fn scope_name(on: Scope) -> &'static str {
+    match on {
+        Scope::Last => "last",
+        Scope::Any => "any",
     }
 }
 

@@ -15,5 +15,5 @@ pub mod suite;
 pub use criteria::{Criterion, CriterionKind, Op, Rules, Scope};
 pub use phonebench_apps::error::LoadError;
 pub use reference::{RefStep, Selector, SelectorTerm};
-pub use spec::{Category, Fact, TaskInstance, TaskSpec, instance_seed};
+pub use spec::{Category, Fact, Fnv, TaskInstance, TaskSpec, instance_seed};
 pub use suite::{Suite, check_against_catalog, glob_match};

@@ -463,35 +463,19 @@ impl TaskSpec {
                 check(t, self.lines.params[name], &format!("parameter `{name}`"))?;
             }
         }
-        for (i, step) in self.reference.iter().enumerate() {
-            let mut step = step.clone();
-            let mut first_error = None;
-            let _ = step.map_strings(&mut |s| {
-                if first_error.is_none()
-                    && let Err(e) = check(s, self.lines.reference[i], "reference")
-                {
-                    first_error = Some(e);
-                }
-                Ok(s.to_string())
-            });
-            if let Some(e) = first_error {
-                return Err(e);
-            }
+        // `map_strings` visits every template string and stops at the first error.
+        let visit = |s: &str, line: usize, what: &str| {
+            check(s, line, what).map(|()| s.to_string()).map_err(|e| e.message)
+        };
+        for (step, &line) in self.reference.iter().zip(&self.lines.reference) {
+            step.clone()
+                .map_strings(&mut |s| visit(s, line, "reference"))
+                .map_err(|message| LoadError::at(&self.file, line, message))?;
         }
-        for (i, c) in self.criteria.iter().enumerate() {
-            let mut c = c.clone();
-            let mut first_error = None;
-            let _ = c.map_strings(&mut |s| {
-                if first_error.is_none()
-                    && let Err(e) = check(s, self.lines.criteria[i], "criterion")
-                {
-                    first_error = Some(e);
-                }
-                Ok(s.to_string())
-            });
-            if let Some(e) = first_error {
-                return Err(e);
-            }
+        for (c, &line) in self.criteria.iter().zip(&self.lines.criteria) {
+            c.clone()
+                .map_strings(&mut |s| visit(s, line, "criterion"))
+                .map_err(|message| LoadError::at(&self.file, line, message))?;
         }
         Ok(())
     }
@@ -655,20 +639,35 @@ fn pick(rng: &mut ChaCha8Rng, n: usize) -> usize {
     (rng.next_u64() % n as u64) as usize
 }
 
+/// FNV-1a, 64 bits: stable across platforms and releases (unlike `DefaultHasher`), for seeds
+/// and cache keys that must mean the same everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fnv(pub u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    /// Hashes more bytes in.
+    pub fn eat(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
 /// FNV-1a over `suite_seed` (LE bytes), the task id, `instance` (LE), then SplitMix64.
 pub fn instance_seed(suite_seed: u64, task_id: &str, instance: u32) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    };
-    eat(&suite_seed.to_le_bytes());
-    eat(task_id.as_bytes());
-    eat(&[0]);
-    eat(&instance.to_le_bytes());
-    let mut z = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut h = Fnv::default();
+    h.eat(&suite_seed.to_le_bytes());
+    h.eat(task_id.as_bytes());
+    h.eat(&[0]);
+    h.eat(&instance.to_le_bytes());
+    let mut z = h.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
