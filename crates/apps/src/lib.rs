@@ -25,7 +25,7 @@ use rusqlite::Connection;
 
 pub use actions::{ActionDef, Choice, DialogOption, DialogSpec, Step, StepDef};
 pub use error::LoadError;
-pub use manifest::{Manifest, SearchSpec};
+pub use manifest::{Manifest, SearchSpec, SystemSettings};
 pub use templates::{DATA_KEY, DataSource, RenderData};
 
 /// The virtual clock's start: 2026-03-02 09:00:00 UTC, a Monday morning (ms since the epoch).
@@ -127,6 +127,15 @@ impl AppPackage {
                 self.manifest.lines.entry,
                 format!("entry screen `{}` does not exist ({})", self.manifest.entry, self.screen_list()),
             ));
+        }
+        if let Some(sql) = &self.manifest.system.dark_theme {
+            conn.query_row(sql, [], |row| row.get::<_, rusqlite::types::Value>(0)).map_err(|e| {
+                LoadError::at(
+                    manifest_file,
+                    self.manifest.lines.dark_theme,
+                    format!("[system] dark_theme: the query fails on the seeded database: {e}"),
+                )
+            })?;
         }
         for (file, source) in sources {
             for (line, attribute, action) in templates::literal_handlers(source) {

@@ -25,6 +25,8 @@ pub struct Manifest {
     pub reads: Vec<String>,
     /// Read-only content indexes, by name.
     pub search: BTreeMap<String, SearchSpec>,
+    /// System settings this app owns (`[system]`), as Android's Settings app owns the theme.
+    pub system: SystemSettings,
     /// Lines of fields that later checks point at.
     pub(crate) lines: ManifestLines,
 }
@@ -35,6 +37,16 @@ pub struct Manifest {
 pub(crate) struct ManifestLines {
     pub entry: usize,
     pub reads: usize,
+    pub dark_theme: usize,
+}
+
+/// Phone-wide settings an app provides, each a SQL query over its own database that the phone
+/// runs after every change of app state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SystemSettings {
+    /// `dark_theme`: a query whose first column of its first row is true (non-zero) when the
+    /// phone should draw in its dark theme.
+    pub dark_theme: Option<String>,
 }
 
 /// One read-only content index.
@@ -61,6 +73,15 @@ struct ManifestRepr {
     reads: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     search: BTreeMap<String, Spanned<SearchRepr>>,
+    #[serde(default)]
+    system: Option<SystemRepr>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SystemRepr {
+    #[serde(default)]
+    dark_theme: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -121,13 +142,16 @@ pub fn parse_manifest(file: &Path, text: &str) -> Result<Manifest, LoadError> {
         }
         None => (Vec::new(), 0),
     };
+    let dark_theme = repr.system.and_then(|s| s.dark_theme);
+    let dark_theme_line = dark_theme.as_ref().map(|d| at(d.span())).unwrap_or(0);
     Ok(Manifest {
-        lines: ManifestLines { entry: at(repr.entry.span()), reads: reads_line },
+        lines: ManifestLines { entry: at(repr.entry.span()), reads: reads_line, dark_theme: dark_theme_line },
+        system: SystemSettings { dark_theme: dark_theme.map(Spanned::into_inner) },
         id: repr.id.into_inner(),
         name: repr.name.into_inner(),
         package: repr.package.into_inner(),
         entry: repr.entry.into_inner(),
-        icon: repr.icon.unwrap_or_else(|| "app".to_string()),
+        icon: repr.icon.unwrap_or_else(|| "apps".to_string()),
         reads,
         search,
     })
@@ -149,7 +173,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.id, "notes");
-        assert_eq!(m.icon, "app");
+        assert_eq!(m.icon, "apps");
         assert_eq!(m.reads, vec!["contacts".to_string()]);
         assert_eq!(m.lines.entry, 4);
         let help = &m.search["help"];

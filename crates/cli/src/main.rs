@@ -3,6 +3,7 @@
 
 mod play;
 mod report;
+mod screenshot;
 mod sphinx_eval;
 mod suite;
 
@@ -102,7 +103,16 @@ enum Command {
         /// At the end, print the app events as JSON lines.
         #[arg(long)]
         events: bool,
+        /// Save a PNG of every screen in this folder (`step-000.png`, `step-001.png`, …).
+        #[arg(long)]
+        screenshots: Option<PathBuf>,
+        /// Screen size, `WxH` or `WxH@DPI`.
+        #[arg(long, default_value = "1080x2400")]
+        size: String,
     },
+    /// Save the screen as a PNG: the simulated phone after optional actions, or a real
+    /// uiautomator dump; optionally with set-of-marks.
+    Screenshot(screenshot::ScreenshotArgs),
     /// Measure step latency (action + new observation) per app's busiest screen and reset latency.
     Bench {
         /// Iterations per measurement.
@@ -225,12 +235,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
             report::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Screenshot(args) => {
+            screenshot::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Apps { apps, json } => {
             play::list_apps(&play::apps_dir(apps), json)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Play { app, format, seed, apps, query, events } => {
-            let options = play::PlayOptions { app, format: format.into(), seed, queries: query, events };
+        Command::Play { app, format, seed, apps, query, events, screenshots, size } => {
+            let display = size.parse().map_err(|e: String| anyhow::anyhow!("--size: {e}"))?;
+            let options = play::PlayOptions {
+                app,
+                format: format.into(),
+                seed,
+                queries: query,
+                events,
+                screenshots,
+                display,
+            };
             let rejected = play::play(&play::apps_dir(apps), &options)?;
             Ok(if rejected == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_REJECTED) })
         }

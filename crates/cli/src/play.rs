@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, anyhow};
 use phonebench_actions::{Action, Direction, ParseOptions, Syntax, parse_action_with, print_action};
 use phonebench_observe::ObservationFormat;
-use phonebench_phone::{Catalog, Phone, PhoneConfig, PhoneError};
+use phonebench_phone::{Catalog, Display, Phone, PhoneConfig, PhoneError};
 
 /// Where the app packages are: `--apps`, else `$PHONEBENCH_APPS`, else `./apps`, else the
 /// repository's `apps/` this binary was built from.
@@ -77,19 +77,39 @@ pub struct PlayOptions {
     pub queries: Vec<String>,
     /// Print app events as JSON lines when the session ends.
     pub events: bool,
+    /// Save a PNG of every screen here (`step-000.png` is the first).
+    pub screenshots: Option<PathBuf>,
+    /// Screen size and density.
+    pub display: Display,
 }
 
 /// `phonebench play`: observation, then one action per stdin line, each followed by the next
 /// observation or the error. Returns how many lines were rejected.
 pub fn play(dir: &Path, options: &PlayOptions) -> Result<usize> {
     let catalog = load_catalog(dir)?;
-    let mut phone = Phone::new(catalog, PhoneConfig { seed: options.seed, ..PhoneConfig::default() })
-        .map_err(|e| anyhow!("{e}"))?;
+    let mut phone = Phone::new(
+        catalog,
+        PhoneConfig { seed: options.seed, display: options.display, ..PhoneConfig::default() },
+    )
+    .map_err(|e| anyhow!("{e}"))?;
     if let Some(app) = &options.app {
         phone.apply(&Action::OpenApp { app: app.clone() }).map_err(|e| anyhow!("{e}"))?;
     }
+    if let Some(dir) = &options.screenshots {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    let mut shot = 0usize;
+    let mut save_screenshot = |phone: &mut Phone| -> Result<()> {
+        if let Some(dir) = &options.screenshots {
+            let png = crate::screenshot::screenshot_png(phone, None)?;
+            let file = dir.join(format!("step-{shot:03}.png"));
+            std::fs::write(&file, png).with_context(|| format!("cannot write {}", file.display()))?;
+            shot += 1;
+        }
+        Ok(())
+    };
     let print_observation = |phone: &mut Phone, out: &mut dyn Write| -> Result<()> {
         let observation = phone.observe(options.format).map_err(|e| anyhow!("{e}"))?;
         let place = match phone.current_screen() {
@@ -103,6 +123,7 @@ pub fn play(dir: &Path, options: &PlayOptions) -> Result<usize> {
         }
         Ok(())
     };
+    save_screenshot(&mut phone)?;
     print_observation(&mut phone, &mut out)?;
     let mut rejected = 0;
     let parse_options = ParseOptions::default();
@@ -127,6 +148,7 @@ pub fn play(dir: &Path, options: &PlayOptions) -> Result<usize> {
                 for note in &outcome.notes {
                     writeln!(out, "note: {note}")?;
                 }
+                save_screenshot(&mut phone)?;
                 print_observation(&mut phone, &mut out)?;
             }
             Err(PhoneError::NotDeviceAction(kind)) => {
@@ -217,6 +239,7 @@ pub fn bench(dir: &Path, iterations: usize, json: bool) -> Result<()> {
         }
         let (p50, p99) = percentiles(&mut samples);
         rows.push(serde_json::json!({"kind": "step", "app": app, "screen": screen, "nodes": nodes, "iterations": iterations, "p50_us": round1(p50), "p99_us": round1(p99)}));
+        rows.extend(pixel_timings(&mut phone, app, &screen, nodes, iterations)?);
     }
     let mut samples = Vec::with_capacity(iterations);
     for _ in 0..iterations {
@@ -235,7 +258,7 @@ pub fn bench(dir: &Path, iterations: usize, json: bool) -> Result<()> {
     } else {
         writeln!(
             out,
-            "{:<6} {:<10} {:<16} {:>6} {:>10} {:>10}",
+            "{:<17} {:<10} {:<16} {:>6} {:>10} {:>10}",
             "what", "app", "screen", "nodes", "p50 (µs)", "p99 (µs)"
         )?;
         for row in &rows {
@@ -245,7 +268,7 @@ pub fn bench(dir: &Path, iterations: usize, json: bool) -> Result<()> {
             let nodes = if row["kind"] == "reset" { "-".to_string() } else { s("nodes") };
             writeln!(
                 out,
-                "{:<6} {:<10} {:<16} {:>6} {:>10} {:>10}",
+                "{:<17} {:<10} {:<16} {:>6} {:>10} {:>10}",
                 s("kind"),
                 app,
                 screen,
@@ -256,6 +279,55 @@ pub fn bench(dir: &Path, iterations: usize, json: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Screenshot timings on the current screen: render, PNG encode, and each set-of-marks overlay
+/// (drawn over a copy of the frame; the copy is not timed).
+fn pixel_timings(
+    phone: &mut Phone,
+    app: &str,
+    screen: &str,
+    nodes: usize,
+    iterations: usize,
+) -> Result<Vec<serde_json::Value>> {
+    let err = |e: PhoneError| anyhow!("{e}");
+    // A frame costs milliseconds: fewer iterations keep the benchmark short.
+    let n = (iterations / 10).clamp(10, 200);
+    let mut rows = Vec::new();
+    let mut row = |kind: &str, samples: &mut Vec<f64>| {
+        let (p50, p99) = percentiles(samples);
+        rows.push(serde_json::json!({"kind": kind, "app": app, "screen": screen, "nodes": nodes, "iterations": n, "p50_us": round1(p50), "p99_us": round1(p99)}));
+    };
+    let (mut render, mut encode, mut both) = (Vec::new(), Vec::new(), Vec::new());
+    let mut frame = phone.screenshot().map_err(err)?;
+    for _ in 0..n {
+        let start = Instant::now();
+        frame = phone.screenshot().map_err(err)?;
+        let rendered = start.elapsed();
+        let png = phonebench_pixels::encode_png(&frame)?;
+        let total = start.elapsed();
+        std::hint::black_box(png);
+        render.push(rendered.as_secs_f64() * 1e6);
+        encode.push((total - rendered).as_secs_f64() * 1e6);
+        both.push(total.as_secs_f64() * 1e6);
+    }
+    row("render", &mut render);
+    row("png", &mut encode);
+    row("shot", &mut both);
+    for style in [phonebench_pixels::SomStyle::AndroidWorld, phonebench_pixels::SomStyle::Sphinx] {
+        let observation = phone.observe(crate::screenshot::som_format(style)).map_err(err)?;
+        let tree = phone.tree().map_err(err)?.clone();
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut copy = frame.clone();
+            let start = Instant::now();
+            phonebench_pixels::draw_marks(&mut copy, &tree, &observation.targets, style);
+            samples.push(start.elapsed().as_secs_f64() * 1e6);
+            std::hint::black_box(copy);
+        }
+        row(&format!("som-{}", style.name()), &mut samples);
+    }
+    Ok(rows)
 }
 
 fn round1(x: f64) -> f64 {

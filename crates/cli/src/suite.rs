@@ -81,6 +81,9 @@ pub struct RunArgs {
     /// End an episode when the same action comes three times in a row (SPHINX's rule).
     #[arg(long)]
     stop_on_repetition: bool,
+    /// Screen size of every episode's phone, `WxH` or `WxH@DPI` (768x1280 is SPHINX's).
+    #[arg(long, default_value = "1080x2400")]
+    size: String,
     /// Do not write the HTML report.
     #[arg(long)]
     no_report: bool,
@@ -234,6 +237,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 FormatErrorPolicy::Continue
             },
             stop_on_repetition: args.stop_on_repetition,
+            display: args.size.parse().map_err(|e: String| anyhow::anyhow!("--size: {e}"))?,
         },
         progress: !args.quiet,
         validation_cache: if args.revalidate { None } else { validation_cache(&args.suite) },

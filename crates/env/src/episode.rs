@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use phonebench_actions::{Action, Target};
 use phonebench_observe::{Observation, ObservationFormat};
-use phonebench_phone::{Catalog, Foreground, Phone, PhoneConfig, PhoneError};
+use phonebench_phone::{Catalog, Display, Foreground, Phone, PhoneConfig, PhoneError};
 use phonebench_tasks::TaskInstance;
 use phonebench_uitree::UiTree;
 
@@ -33,6 +33,8 @@ pub struct EpisodeOptions {
     pub format_errors: FormatErrorPolicy,
     /// End the episode when the same action comes three times in a row (SPHINX's rule).
     pub stop_on_repetition: bool,
+    /// The phone's screen size and density.
+    pub display: Display,
 }
 
 impl Default for EpisodeOptions {
@@ -41,6 +43,7 @@ impl Default for EpisodeOptions {
             format: ObservationFormat::SphinxTree,
             format_errors: FormatErrorPolicy::Continue,
             stop_on_repetition: false,
+            display: Display::default(),
         }
     }
 }
@@ -97,7 +100,7 @@ impl Episode {
     ) -> Result<Episode, EnvError> {
         let mut phone = Phone::new(
             catalog.clone(),
-            PhoneConfig { seed: task.seed, clock_start_ms: task.clock_start_ms },
+            PhoneConfig { seed: task.seed, clock_start_ms: task.clock_start_ms, display: options.display },
         )?;
         let setup_err = |message: String| EnvError::Setup { task: task.task_id.clone(), message };
         for setup in &task.setup {
@@ -238,7 +241,7 @@ impl Episode {
                             Err(e @ PhoneError::NotDeviceAction(_)) => {
                                 record.rejected = Some(e.to_string());
                             }
-                            Err(e @ PhoneError::App { .. }) => {
+                            Err(e @ (PhoneError::App { .. } | PhoneError::Display(_))) => {
                                 end = Some(EpisodeEnd::Infrastructure { message: e.to_string() });
                                 record.rejected = Some(e.to_string());
                             }

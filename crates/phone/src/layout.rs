@@ -8,7 +8,7 @@
 use phonebench_text::{TextStyle, measure};
 use taffy::prelude::*;
 
-use crate::view::{Align, Axis, Dim, Kind, View, dp};
+use crate::view::{Align, Axis, Dim, Kind, View};
 
 /// A rectangle in px.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -52,10 +52,10 @@ fn measured_text(view: &View) -> &str {
 }
 
 /// Room taken by the control drawn beside a toggle's or radio button's text.
-fn control_width(view: &View) -> f32 {
+fn control_width(view: &View, density: f32) -> f32 {
     match (view.kind, view.class.ends_with("Switch")) {
-        (Kind::Toggle, true) => dp(52.0),
-        (Kind::Toggle | Kind::Radio, _) => dp(40.0),
+        (Kind::Toggle, true) => 52.0 * density,
+        (Kind::Toggle | Kind::Radio, _) => 40.0 * density,
         _ => 0.0,
     }
 }
@@ -171,8 +171,13 @@ fn style_of(view: &View, parent: Option<&View>, stacked: bool) -> Style {
 }
 
 /// A text view's size for the space layout offers it.
-fn measure_view(view: &View, known: Size<Option<f32>>, available: Size<AvailableSpace>) -> Size<f32> {
-    let extra = control_width(view);
+fn measure_view(
+    view: &View,
+    density: f32,
+    known: Size<Option<f32>>,
+    available: Size<AvailableSpace>,
+) -> Size<f32> {
+    let extra = control_width(view, density);
     let max_width = known.width.or(match available.width {
         AvailableSpace::Definite(w) => Some(w),
         _ => None,
@@ -195,13 +200,13 @@ fn measure_view(view: &View, known: Size<Option<f32>>, available: Size<Available
         None => phonebench_text::TextSize { width: 0.0, height: 0.0, lines: 0 },
     };
     let width = size.width.ceil() + extra;
-    let height = if extra > 0.0 { size.height.ceil().max(dp(32.0)) } else { size.height.ceil() };
+    let height = if extra > 0.0 { size.height.ceil().max(32.0 * density) } else { size.height.ceil() };
     Size { width: known.width.unwrap_or(width), height: known.height.unwrap_or(height) }
 }
 
 /// Lays `root` out in `area` (the window's content rectangle). With `fill`, the root takes the
 /// whole area (an app's screen); without, it takes its own size within it (a dialog).
-pub fn layout(root: &View, area: Rect, fill: bool) -> Result<LaidOut<'_>, String> {
+pub fn layout(root: &View, area: Rect, fill: bool, density: f32) -> Result<LaidOut<'_>, String> {
     let mut views: Vec<&View> = Vec::new();
     let mut parents: Vec<Option<usize>> = Vec::new();
     let mut stacked: Vec<bool> = Vec::new();
@@ -256,7 +261,7 @@ pub fn layout(root: &View, area: Rect, fill: bool) -> Result<LaidOut<'_>, String
             style,
             |_, _| 0.0,
             |known, available| match index {
-                Some(index) => measure_view(views[index], known, available),
+                Some(index) => measure_view(views[index], density, known, available),
                 None => Size::ZERO,
             },
         )
@@ -358,9 +363,15 @@ mod tests {
     use super::*;
     use crate::markup::parse_layout;
 
+    const D: f32 = 2.625;
+
+    fn dp(v: f32) -> f32 {
+        v * D
+    }
+
     fn lay(xml: &str) -> (View, Vec<Rect>, Vec<f32>) {
-        let view = parse_layout(xml, "p").unwrap();
-        let out = layout(&view, Rect { x: 0.0, y: 84.0, w: 1080.0, h: 2190.0 }, true).unwrap();
+        let view = parse_layout(xml, "p", D).unwrap();
+        let out = layout(&view, Rect { x: 0.0, y: 84.0, w: 1080.0, h: 2190.0 }, true, D).unwrap();
         let rects = out.rects.clone();
         let max = out.max_scroll.clone();
         (view, rects, max)

@@ -11,6 +11,7 @@
 //! seeded by the phone's seed. The same seed and actions give byte-identical observations.
 
 pub mod data;
+pub mod display;
 pub mod layout;
 pub mod markup;
 mod phone;
@@ -19,6 +20,7 @@ mod steps;
 pub mod system;
 pub mod view;
 
+pub use display::Display;
 pub use phone::{AppEvent, Foreground, Outcome, Phone, PhoneConfig, PhoneError};
 pub use phonebench_apps::{CLOCK_START_MS, Catalog};
 

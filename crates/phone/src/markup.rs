@@ -4,7 +4,9 @@
 //! the element and its line in the rendered output, because a silently ignored typo in a layout
 //! would change what agents see.
 
-use crate::view::{Align, Axis, Dim, Edges, Handler, Kind, TextLook, View, dp};
+use phonebench_pixels::{Role, Tone};
+
+use crate::view::{Align, Axis, Dim, Edges, Handler, Kind, TextLook, View};
 
 /// Tag → (Android class, kind, axis for containers).
 const TAGS: &[(&str, &str, Kind, Axis)] = &[
@@ -26,8 +28,9 @@ const TAGS: &[(&str, &str, Kind, Axis)] = &[
     ("View", "android.view.View", Kind::Group, Axis::Vertical),
 ];
 
-/// Parses rendered layout XML into a view tree. `package` prefixes plain ids.
-pub fn parse_layout(xml: &str, package: &str) -> Result<View, String> {
+/// Parses rendered layout XML into a view tree. `package` prefixes plain ids; `density` (px per
+/// dp) turns the layout's dp into the px the views hold.
+pub fn parse_layout(xml: &str, package: &str, density: f32) -> Result<View, String> {
     let doc = roxmltree::Document::parse(xml).map_err(|e| format!("the rendered layout is not XML: {e}"))?;
     let root = doc.root_element();
     let mut stack: Vec<(roxmltree::Node, usize)> = Vec::new();
@@ -37,7 +40,7 @@ pub fn parse_layout(xml: &str, package: &str) -> Result<View, String> {
     stack.push((root, 0));
     while let Some((node, child_index)) = stack.pop() {
         if child_index == 0 {
-            let view = element(&doc, node, package)?;
+            let view = element(&doc, node, package, density)?;
             pending.push(view);
             built.push(Vec::new());
         }
@@ -65,7 +68,7 @@ pub fn parse_layout(xml: &str, package: &str) -> Result<View, String> {
     built.pop().and_then(|mut v| v.pop()).ok_or_else(|| "the layout is empty".to_string())
 }
 
-fn element(doc: &roxmltree::Document, node: roxmltree::Node, package: &str) -> Result<View, String> {
+fn element(doc: &roxmltree::Document, node: roxmltree::Node, package: &str, d: f32) -> Result<View, String> {
     let tag = node.tag_name().name();
     let line = doc.text_pos_at(node.range().start).row;
     let fail = |m: String| format!("line {line}: <{tag}>: {m}");
@@ -82,67 +85,69 @@ fn element(doc: &roxmltree::Document, node: roxmltree::Node, package: &str) -> R
     };
     let mut view = View::new(&class, kind);
     view.style.axis = axis;
-    defaults(&mut view, tag);
+    defaults(&mut view, tag, d);
     for attr in node.attributes() {
         let (name, value) = (attr.name(), attr.value());
-        let set = apply_attribute(&mut view, name, value, package);
+        let set = apply_attribute(&mut view, name, value, package, d);
         set.map_err(|m| fail(format!("attribute `{name}`: {m}")))?;
     }
     if let Some(look) = &mut view.look
         && let Some(size) = node.attribute("size")
     {
         let sp: f32 = number(size)?;
-        look.size_px = dp(sp);
+        look.size_px = px(d, sp);
     }
     Ok(view)
 }
 
-fn defaults(view: &mut View, tag: &str) {
-    let look = |sp: f32| Some(TextLook { size_px: dp(sp), bold: false, max_lines: None });
+fn defaults(view: &mut View, tag: &str, d: f32) {
+    let look = |sp: f32| Some(TextLook { size_px: px(d, sp), bold: false, max_lines: None });
     match tag {
         "TextView" => view.look = look(14.0),
         "Button" => {
             view.look = look(14.0);
             view.clickable = true;
-            view.style.min_height = dp(48.0);
-            view.style.padding = Edges { top: dp(10.0), bottom: dp(10.0), left: dp(16.0), right: dp(16.0) };
+            view.style.min_height = px(d, 48.0);
+            view.style.padding =
+                Edges { top: px(d, 10.0), bottom: px(d, 10.0), left: px(d, 16.0), right: px(d, 16.0) };
             if let Some(l) = &mut view.look {
                 l.bold = true;
             }
         }
         "EditText" => {
             view.look = look(16.0);
-            view.style.min_height = dp(48.0);
-            view.style.padding = Edges { top: dp(12.0), bottom: dp(12.0), left: dp(4.0), right: dp(4.0) };
+            view.style.min_height = px(d, 48.0);
+            view.style.padding =
+                Edges { top: px(d, 12.0), bottom: px(d, 12.0), left: px(d, 4.0), right: px(d, 4.0) };
         }
         "Switch" | "CheckBox" | "RadioButton" => {
             view.look = look(14.0);
-            view.style.min_height = dp(32.0);
+            view.style.min_height = px(d, 32.0);
         }
         "ImageButton" => {
             view.clickable = true;
-            view.style.width = Dim::Px(dp(48.0));
-            view.style.height = Dim::Px(dp(48.0));
+            view.style.width = Dim::Px(px(d, 48.0));
+            view.style.height = Dim::Px(px(d, 48.0));
         }
         "ImageView" => {
-            view.style.width = Dim::Px(dp(40.0));
-            view.style.height = Dim::Px(dp(40.0));
+            view.style.width = Dim::Px(px(d, 40.0));
+            view.style.height = Dim::Px(px(d, 40.0));
         }
         "SeekBar" => {
             view.style.width = Dim::Match;
-            view.style.height = Dim::Px(dp(48.0));
+            view.style.height = Dim::Px(px(d, 48.0));
         }
         "Toolbar" => {
             view.style.width = Dim::Match;
-            view.style.height = Dim::Px(dp(56.0));
+            view.style.height = Dim::Px(px(d, 56.0));
             view.style.align = Align::Center;
-            view.style.padding = Edges { left: dp(4.0), right: dp(4.0), ..Edges::default() };
+            view.style.padding = Edges { left: px(d, 4.0), right: px(d, 4.0), ..Edges::default() };
         }
         _ => {}
     }
 }
 
-fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str) -> Result<(), String> {
+fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str, d: f32) -> Result<(), String> {
     let handler = |v: &str| -> Result<Option<Handler>, String> {
         if v.is_empty() {
             Ok(None)
@@ -163,6 +168,29 @@ fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str) -> R
         }
         "text" => view.text = value.to_string(),
         "desc" => view.desc = value.to_string(),
+        "style" => {
+            view.role = Some(
+                Role::from_style(value.trim())
+                    .ok_or_else(|| format!("`{value}` is not a style ({})", Role::STYLE_NAMES.join(", ")))?,
+            )
+        }
+        "icon" => {
+            let name = value.trim();
+            if name.is_empty() {
+                view.icon = None;
+            } else if phonebench_pixels::icons::path(name).is_some() {
+                view.icon = Some(name.to_string());
+            } else {
+                return Err(format!(
+                    "`{name}` is not a vendored icon (see crates/pixels/assets/icons/README.md)"
+                ));
+            }
+        }
+        "color" => {
+            view.tone = Tone::from_name(value.trim()).ok_or_else(|| {
+                format!("`{value}` is not a text colour (normal, secondary, primary, error)")
+            })?
+        }
         "hint" => view.hint = Some(value.to_string()),
         "value" => {
             if view.kind == Kind::Seek {
@@ -197,12 +225,12 @@ fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str) -> R
                 _ => return Err(format!("`{value}` is not `vertical` or `horizontal`")),
             }
         }
-        "width" => view.style.width = dim(value)?,
-        "height" => view.style.height = dim(value)?,
+        "width" => view.style.width = dim(value, d)?,
+        "height" => view.style.height = dim(value, d)?,
         "weight" => view.style.weight = number::<f32>(value)?.max(0.0),
-        "padding" => view.style.padding = edges(value)?,
-        "margin" => view.style.margin = edges(value)?,
-        "gap" => view.style.gap = dp(number(value)?),
+        "padding" => view.style.padding = edges(value, d)?,
+        "margin" => view.style.margin = edges(value, d)?,
+        "gap" => view.style.gap = px(d, number(value)?),
         "align" => view.style.align = align(value)?,
         "justify" => view.style.justify = align(value)?,
         "gravity" => {
@@ -251,6 +279,11 @@ fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str) -> R
     Ok(())
 }
 
+/// `value` dp in px at density `d`.
+fn px(d: f32, value: f32) -> f32 {
+    value * d
+}
+
 fn boolean(value: &str) -> Result<bool, String> {
     match value.trim() {
         "true" | "1" => Ok(true),
@@ -263,7 +296,7 @@ fn number<T: std::str::FromStr>(value: &str) -> Result<T, String> {
     value.trim().parse::<T>().map_err(|_| format!("`{value}` is not a number"))
 }
 
-fn dim(value: &str) -> Result<Dim, String> {
+fn dim(value: &str, d: f32) -> Result<Dim, String> {
     match value.trim() {
         "match" | "match_parent" | "fill" => Ok(Dim::Match),
         "wrap" | "wrap_content" | "" => Ok(Dim::Wrap),
@@ -271,14 +304,15 @@ fn dim(value: &str) -> Result<Dim, String> {
             if let Some(p) = v.strip_suffix('%') {
                 Ok(Dim::Fraction((number::<f32>(p)? / 100.0).clamp(0.0, 1.0)))
             } else {
-                Ok(Dim::Px(dp(number::<f32>(v.strip_suffix("dp").unwrap_or(v))?.max(0.0))))
+                Ok(Dim::Px(px(d, number::<f32>(v.strip_suffix("dp").unwrap_or(v))?.max(0.0))))
             }
         }
     }
 }
 
-fn edges(value: &str) -> Result<Edges, String> {
-    let parts = value.split_whitespace().map(|p| number::<f32>(p).map(dp)).collect::<Result<Vec<_>, _>>()?;
+fn edges(value: &str, d: f32) -> Result<Edges, String> {
+    let parts =
+        value.split_whitespace().map(|p| number::<f32>(p).map(|v| v * d)).collect::<Result<Vec<_>, _>>()?;
     match parts.as_slice() {
         [a] => Ok(Edges { top: *a, right: *a, bottom: *a, left: *a }),
         [v, h] => Ok(Edges { top: *v, right: *h, bottom: *v, left: *h }),
@@ -308,13 +342,14 @@ mod tests {
             <RecyclerView id="list" weight="1"><TextView text="A" on-click="open" arg-contact-id="7"/></RecyclerView>
             <com.example.Custom/></LinearLayout>"#,
             "com.x",
+            2.625,
         )
         .unwrap();
         assert_eq!(v.resource_id, "com.x:id/root");
         assert_eq!(v.children.len(), 3);
         let title = &v.children[0].children[0];
         assert_eq!(title.class, "android.widget.TextView");
-        assert_eq!(title.look.unwrap().size_px, dp(20.0));
+        assert_eq!(title.look.unwrap().size_px, 20.0 * 2.625);
         assert!(title.look.unwrap().bold);
         let row = &v.children[1].children[0];
         assert_eq!(row.hooks.on_click, Some(Handler::App("open".into())));
@@ -324,15 +359,16 @@ mod tests {
 
     #[test]
     fn errors_name_line_element_and_attribute() {
-        let e = parse_layout("<LinearLayout>\n<TextView colour=\"red\"/></LinearLayout>", "p").unwrap_err();
+        let e = parse_layout("<LinearLayout>\n<TextView colour=\"red\"/></LinearLayout>", "p", 2.625)
+            .unwrap_err();
         assert!(e.contains("line 2") && e.contains("TextView") && e.contains("colour"), "{e}");
-        let e = parse_layout("<Blob/>", "p").unwrap_err();
+        let e = parse_layout("<Blob/>", "p", 2.625).unwrap_err();
         assert!(e.contains("unknown element"), "{e}");
-        let e = parse_layout("<TextView><TextView/></TextView>", "p").unwrap_err();
+        let e = parse_layout("<TextView><TextView/></TextView>", "p", 2.625).unwrap_err();
         assert!(e.contains("cannot have child"), "{e}");
-        let e = parse_layout("<LinearLayout>", "p").unwrap_err();
+        let e = parse_layout("<LinearLayout>", "p", 2.625).unwrap_err();
         assert!(e.contains("not XML"), "{e}");
-        let e = parse_layout("<TextView width=\"wide\"/>", "p").unwrap_err();
+        let e = parse_layout("<TextView width=\"wide\"/>", "p", 2.625).unwrap_err();
         assert!(e.contains("not a number"), "{e}");
     }
 }

@@ -15,9 +15,11 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::data::{SharedDb, query_rows};
+use crate::display::Display;
 use crate::render::{NodeInfo, Screen, TOAST_LAYER};
 use crate::view::{Handler, Kind, SystemHandler};
 use crate::{MS_PER_ACTION, TOAST_MS};
+use phonebench_pixels::{Paint, Pixmap};
 
 /// Battery level the status bar shows; the Settings app's seed says the same.
 pub const BATTERY_PERCENT: u8 = 85;
@@ -29,11 +31,13 @@ pub struct PhoneConfig {
     pub seed: u64,
     /// Virtual clock at creation and after reset, ms since the epoch.
     pub clock_start_ms: i64,
+    /// Screen size and density; the UI tree's bounds and screenshots follow it.
+    pub display: Display,
 }
 
 impl Default for PhoneConfig {
     fn default() -> Self {
-        PhoneConfig { seed: 0, clock_start_ms: CLOCK_START_MS }
+        PhoneConfig { seed: 0, clock_start_ms: CLOCK_START_MS, display: Display::default() }
     }
 }
 
@@ -91,6 +95,9 @@ pub enum PhoneError {
         /// What went wrong, naming the file.
         message: String,
     },
+    /// The configured screen cannot be used.
+    #[error("screen: {0}")]
+    Display(String),
 }
 
 /// One screen on an app's back stack.
@@ -190,6 +197,18 @@ pub struct Phone {
 impl Phone {
     /// A phone with the catalog's apps installed, on the home screen.
     pub fn new(catalog: Catalog, config: PhoneConfig) -> Result<Phone, PhoneError> {
+        config.display.check().map_err(PhoneError::Display)?;
+        for package in catalog.apps() {
+            if phonebench_pixels::icons::path(&package.manifest.icon).is_none() {
+                return Err(PhoneError::App {
+                    app: package.manifest.id.clone(),
+                    message: format!(
+                        "app.toml: icon `{}` is not a vendored icon (see crates/pixels/assets/icons/README.md)",
+                        package.manifest.icon
+                    ),
+                });
+            }
+        }
         let clock = Arc::new(AtomicI64::new(config.clock_start_ms));
         let rng = Arc::new(Mutex::new(ChaCha8Rng::seed_from_u64(config.seed)));
         let mut apps = Vec::new();
@@ -329,6 +348,56 @@ impl Phone {
         let observation = render(self.tree()?, format);
         self.last_observation = Some(observation.clone());
         Ok(observation)
+    }
+
+    /// The screen size and density.
+    pub fn display(&self) -> Display {
+        self.config.display
+    }
+
+    /// Whether the phone draws in its dark theme: an app that owns the setting (`[system]
+    /// dark_theme` in its manifest, the Settings app) says so.
+    pub fn dark_theme(&self) -> bool {
+        self.apps.iter().any(|app| {
+            let Some(sql) = &app.package.manifest.system.dark_theme else { return false };
+            let Ok(conn) = app.db.lock() else { return false };
+            conn.query_row(sql, [], |row| row.get::<_, rusqlite::types::Value>(0))
+                .map(|v| match v {
+                    rusqlite::types::Value::Integer(i) => i != 0,
+                    rusqlite::types::Value::Real(r) => r != 0.0,
+                    rusqlite::types::Value::Text(t) => !matches!(t.trim(), "" | "0" | "false"),
+                    _ => false,
+                })
+                .unwrap_or(false)
+        })
+    }
+
+    /// How each node of the current screen's tree is drawn, by node id (see
+    /// [`phonebench_pixels::render`]).
+    pub fn paints(&mut self) -> Result<&[Paint], PhoneError> {
+        self.ensure_screen()?;
+        match &self.screen {
+            Some(s) => Ok(&s.paints),
+            None => Err(PhoneError::App { app: "phone".into(), message: "no screen rendered".into() }),
+        }
+    }
+
+    /// The current screen as pixels (the display's size), in the theme the Settings app chose.
+    pub fn screenshot(&mut self) -> Result<Pixmap, PhoneError> {
+        let dark = self.dark_theme();
+        let display = self.config.display;
+        self.ensure_screen()?;
+        let Some(screen) = &self.screen else {
+            return Err(PhoneError::App { app: "phone".into(), message: "no screen rendered".into() });
+        };
+        phonebench_pixels::render(
+            &screen.tree,
+            &screen.paints,
+            display.width,
+            display.height,
+            phonebench_pixels::Theme::for_dark(dark),
+        )
+        .map_err(|e| PhoneError::Display(e.to_string()))
     }
 
     /// Rows of a query on an app's database, as JSON objects (for checks and tools).

@@ -6,14 +6,13 @@ use std::sync::Arc;
 
 use minijinja::Value;
 use phonebench_apps::{AppPackage, RenderData};
+use phonebench_pixels::{Align as PaintAlign, Frame, Paint, Role, TextLook, guess_icon};
 use phonebench_uitree::{Bounds, Node, TreeBuilder, UiTree, WindowKind};
 
 use crate::data::ScreenData;
 use crate::layout::{Boxes, LaidOut, Rect, layout};
 use crate::phone::{Foreground, Overlay, Phone, PhoneError};
-use crate::system::{
-    self, KEYBOARD, KEYBOARD_H, LAUNCHER, NAV_BAR_H, SCREEN_H, SCREEN_W, STATUS_BAR_H, SYSTEMUI,
-};
+use crate::system::{self, KEYBOARD, LAUNCHER, SYSTEMUI};
 use crate::view::{Hooks, Kind, View};
 
 /// How input reaches one node of the composed screen.
@@ -89,6 +88,8 @@ pub(crate) const TOAST_LAYER: i32 = 10;
 pub(crate) struct Screen {
     pub tree: UiTree,
     pub infos: Vec<NodeInfo>,
+    /// How each node is drawn (the screenshot's side of the tree), by node id.
+    pub paints: Vec<Paint>,
     /// Bounds of the dialog or menu, when one is shown.
     pub overlay_bounds: Option<Bounds>,
     /// Bounds of the status bar, navigation bar and keyboard (taps there do not close overlays).
@@ -105,9 +106,6 @@ struct WindowSpec<'a> {
     focused: Option<String>,
 }
 
-const APP_TOP: f32 = STATUS_BAR_H;
-const APP_BOTTOM: f32 = SCREEN_H - NAV_BAR_H;
-
 impl Phone {
     /// Renders the screen if anything changed since the last render.
     pub(crate) fn ensure_screen(&mut self) -> Result<(), PhoneError> {
@@ -119,6 +117,10 @@ impl Phone {
     }
 
     fn compose(&mut self) -> Result<Screen, PhoneError> {
+        let d = self.config.display;
+        let density = d.density();
+        let (screen_w, app_top) = (d.width_px(), d.status_bar_h());
+        let app_bottom_full = d.height_px() - d.nav_bar_h();
         let now = self.now_ms();
         if self.toast.as_ref().is_some_and(|t| now >= t.until_ms) {
             self.toast = None;
@@ -139,26 +141,31 @@ impl Phone {
                 (view, self.apps[i].package.manifest.package.clone(), Some(i))
             }
             Foreground::Home => {
-                let apps: Vec<(String, usize)> =
-                    self.apps.iter().enumerate().map(|(i, a)| (a.package.manifest.name.clone(), i)).collect();
-                (system::launcher(&apps), LAUNCHER.to_string(), None)
+                let apps: Vec<(String, String, usize)> = self
+                    .apps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| (a.package.manifest.name.clone(), a.package.manifest.icon.clone(), i))
+                    .collect();
+                (system::launcher(&d, &apps), LAUNCHER.to_string(), None)
             }
             Foreground::Overview => {
                 let apps: Vec<(String, usize)> =
                     self.recents.iter().map(|&i| (self.apps[i].package.manifest.name.clone(), i)).collect();
-                (system::overview(&apps), LAUNCHER.to_string(), None)
+                (system::overview(&d, &apps), LAUNCHER.to_string(), None)
             }
         };
         let keyboard = self.keyboard_shown();
-        let app_bottom = if keyboard { APP_BOTTOM - KEYBOARD_H } else { APP_BOTTOM };
-        let app_area = Rect { x: 0.0, y: APP_TOP, w: SCREEN_W, h: app_bottom - APP_TOP };
+        let app_bottom = if keyboard { app_bottom_full - d.keyboard_h() } else { app_bottom_full };
+        let app_area = Rect { x: 0.0, y: app_top, w: screen_w, h: app_bottom - app_top };
         let frame = self.top_frame().cloned();
-        let overlay_view = self.overlay.as_ref().map(overlay_view);
-        let toast_view = self.toast.as_ref().map(|t| (system::toast(&t.message), t.package.clone()));
-        let keyboard_view = keyboard.then(system::keyboard);
+        let overlay_view = self.overlay.as_ref().map(|o| overlay_view(&d, o));
+        let toast_view = self.toast.as_ref().map(|t| (system::toast(&d, &t.message), t.package.clone()));
+        let keyboard_view = keyboard.then(|| system::keyboard(&d));
         let clock = phonebench_apps::templates::format_datetime(now, "%-H:%M").unwrap_or_default();
-        let status = system::status_bar(&clock, self.battery);
-        let nav = system::nav_bar();
+        let home = self.foreground == Foreground::Home;
+        let status = system::status_bar(&d, &clock, self.battery, home);
+        let nav = system::nav_bar(&d, home);
 
         let fail = |message: String| PhoneError::App { app: main_package.clone(), message };
         let mut windows: Vec<WindowSpec> = Vec::new();
@@ -168,7 +175,7 @@ impl Phone {
             package: main_package.clone(),
             laid: match &cached {
                 Some(c) => LaidOut::from_boxes(&main_view, &c.boxes),
-                None => layout(&main_view, app_area, true).map_err(fail)?,
+                None => layout(&main_view, app_area, true, density).map_err(fail)?,
             },
             app_surface: app_index.is_some(),
             scroll: frame.as_ref().map(|f| f.scroll.clone()).unwrap_or_default(),
@@ -176,15 +183,15 @@ impl Phone {
         });
         let mut overlay_bounds = None;
         if let Some(view) = &overlay_view {
-            let screen_area = Rect { x: 0.0, y: APP_TOP, w: SCREEN_W, h: APP_BOTTOM - APP_TOP };
-            let mut laid = layout(view, screen_area, false).map_err(fail)?;
+            let screen_area = Rect { x: 0.0, y: app_top, w: screen_w, h: app_bottom_full - app_top };
+            let mut laid = layout(view, screen_area, false, density).map_err(fail)?;
             let r = laid.rects[0];
             let (x, y) = match &self.overlay {
                 Some(Overlay::Menu { anchor, .. }) => (
-                    anchor.0.min(SCREEN_W - r.w - 8.0).max(8.0),
-                    anchor.1.min(APP_BOTTOM - r.h - 8.0).max(APP_TOP + 8.0),
+                    anchor.0.min(screen_w - r.w - 8.0).max(8.0),
+                    anchor.1.min(app_bottom_full - r.h - 8.0).max(app_top + 8.0),
                 ),
-                _ => ((SCREEN_W - r.w) / 2.0, APP_TOP + (APP_BOTTOM - APP_TOP - r.h) / 2.0),
+                _ => ((screen_w - r.w) / 2.0, app_top + (app_bottom_full - app_top - r.h) / 2.0),
             };
             laid.translate(x - r.x, y - r.y);
             overlay_bounds = Some(to_bounds(laid.rects[0]));
@@ -199,10 +206,15 @@ impl Phone {
             });
         }
         if let Some((view, package)) = &toast_view {
-            let mut laid =
-                layout(view, Rect { x: 0.0, y: 0.0, w: SCREEN_W - 96.0, h: 400.0 }, false).map_err(fail)?;
+            let mut laid = layout(
+                view,
+                Rect { x: 0.0, y: 0.0, w: screen_w - d.dp(36.0), h: d.dp(150.0) },
+                false,
+                density,
+            )
+            .map_err(fail)?;
             let r = laid.rects[0];
-            laid.translate((SCREEN_W - r.w) / 2.0 - r.x, app_bottom - 240.0 - r.h - r.y);
+            laid.translate((screen_w - r.w) / 2.0 - r.x, app_bottom - d.dp(90.0).round() - r.h - r.y);
             windows.push(WindowSpec {
                 kind: WindowKind::Overlay,
                 layer: TOAST_LAYER,
@@ -215,20 +227,20 @@ impl Phone {
         }
         let mut system_bounds = Vec::new();
         if let Some(view) = &keyboard_view {
-            let area = Rect { x: 0.0, y: APP_BOTTOM - KEYBOARD_H, w: SCREEN_W, h: KEYBOARD_H };
+            let area = Rect { x: 0.0, y: app_bottom_full - d.keyboard_h(), w: screen_w, h: d.keyboard_h() };
             system_bounds.push(to_bounds(area));
             windows.push(WindowSpec {
                 kind: WindowKind::InputMethod,
                 layer: 20,
                 package: KEYBOARD.to_string(),
-                laid: layout(view, area, true).map_err(fail)?,
+                laid: layout(view, area, true, density).map_err(fail)?,
                 app_surface: false,
                 scroll: BTreeMap::new(),
                 focused: None,
             });
         }
-        let status_area = Rect { x: 0.0, y: 0.0, w: SCREEN_W, h: STATUS_BAR_H };
-        let nav_area = Rect { x: 0.0, y: APP_BOTTOM, w: SCREEN_W, h: NAV_BAR_H };
+        let status_area = Rect { x: 0.0, y: 0.0, w: screen_w, h: app_top };
+        let nav_area = Rect { x: 0.0, y: app_bottom_full, w: screen_w, h: d.nav_bar_h() };
         system_bounds.push(to_bounds(status_area));
         system_bounds.push(to_bounds(nav_area));
         for (view, area) in [(&status, status_area), (&nav, nav_area)] {
@@ -236,7 +248,7 @@ impl Phone {
                 kind: WindowKind::SystemUi,
                 layer: 30,
                 package: SYSTEMUI.to_string(),
-                laid: layout(view, area, true).map_err(fail)?,
+                laid: layout(view, area, true, density).map_err(fail)?,
                 app_surface: false,
                 scroll: BTreeMap::new(),
                 focused: None,
@@ -246,8 +258,9 @@ impl Phone {
         let mut builder = TreeBuilder::new();
         builder.rotation(0);
         let mut infos = Vec::new();
+        let mut paints = Vec::new();
         for window in &windows {
-            emit(&mut builder, &mut infos, window).map_err(fail)?;
+            emit(&mut builder, &mut infos, &mut paints, window, density).map_err(fail)?;
         }
         let tree = builder.finish().map_err(|e| fail(format!("building the UI tree: {e}")))?;
         if let Some(i) = app_index
@@ -260,7 +273,7 @@ impl Phone {
             drop(windows);
             self.apps[i].cache = Some(ScreenCache { key, view: main_view, boxes });
         }
-        Ok(Screen { tree, infos, overlay_bounds, system_bounds })
+        Ok(Screen { tree, infos, paints, overlay_bounds, system_bounds })
     }
 
     /// What app `i`'s top screen depends on now; `None` before its first render (which applies
@@ -325,8 +338,9 @@ impl Phone {
             .get_template(&name)
             .map_err(|e| fail(phonebench_apps::templates::template_error(&file, &e).to_string()))?;
         let xml = template.render(ctx).map_err(|e| fail(render_error(&file, &e)))?;
-        let mut root = crate::markup::parse_layout(&xml, &package.manifest.package)
-            .map_err(|e| fail(format!("{}: the rendered layout is wrong: {e}", file.display())))?;
+        let mut root =
+            crate::markup::parse_layout(&xml, &package.manifest.package, self.config.display.density())
+                .map_err(|e| fail(format!("{}: the rendered layout is wrong: {e}", file.display())))?;
 
         let frame = self.apps[i].stack.last_mut().ok_or_else(|| fail("no screen".into()))?;
         let first = !frame.initialized;
@@ -364,7 +378,7 @@ fn render_error(file: &std::path::Path, err: &minijinja::Error) -> String {
     message
 }
 
-fn overlay_view(overlay: &Overlay) -> View {
+fn overlay_view(d: &crate::display::Display, overlay: &Overlay) -> View {
     match overlay {
         Overlay::Dialog { title, message, buttons, options, selected, .. } => {
             let options: Vec<(String, bool)> = options
@@ -372,11 +386,11 @@ fn overlay_view(overlay: &Overlay) -> View {
                 .map(|(label, value)| (label.clone(), selected.as_deref() == Some(value)))
                 .collect();
             let buttons: Vec<String> = buttons.iter().map(|b| b.0.clone()).collect();
-            system::dialog(title.as_deref(), message.as_deref(), &options, &buttons)
+            system::dialog(d, title.as_deref(), message.as_deref(), &options, &buttons)
         }
         Overlay::Menu { items, .. } => {
             let labels: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
-            system::menu(&labels)
+            system::menu(d, &labels)
         }
     }
 }
@@ -400,7 +414,13 @@ fn intersect(a: Rect, b: Rect) -> Option<Rect> {
 
 /// Adds one window's visible views to the tree. Views wholly outside their scroll container
 /// (or window) are left out with their subtrees, as Android leaves out unattached list items.
-fn emit(builder: &mut TreeBuilder, infos: &mut Vec<NodeInfo>, window: &WindowSpec) -> Result<(), String> {
+fn emit(
+    builder: &mut TreeBuilder,
+    infos: &mut Vec<NodeInfo>,
+    paints: &mut Vec<Paint>,
+    window: &WindowSpec,
+    density: f32,
+) -> Result<(), String> {
     let laid = &window.laid;
     let n = laid.views.len();
     let mut visible: Vec<Option<Rect>> = vec![None; n];
@@ -477,6 +497,7 @@ fn emit(builder: &mut TreeBuilder, infos: &mut Vec<NodeInfo>, window: &WindowSpe
             builder.open(node).map_err(|e| e.to_string())?;
         }
         open.push((i, 0));
+        paints.push(paint_of(view, rect, parent.is_none() && window.layer == 0, density));
         infos.push(NodeInfo {
             surface_is_app: window.app_surface,
             kind: view.kind,
@@ -495,6 +516,61 @@ fn emit(builder: &mut TreeBuilder, infos: &mut Vec<NodeInfo>, window: &WindowSpe
         builder.close().map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// How the screenshot draws `view`, laid out at `rect` (before clipping).
+fn paint_of(view: &View, rect: Rect, window_root: bool, density: f32) -> Paint {
+    let mut role = view.paint_role();
+    if window_root && role == Role::Plain {
+        role = Role::Surface;
+    }
+    let frame = Frame::new(rect.x, rect.y, rect.w, rect.h);
+    let p = view.style.padding;
+    let mut content =
+        Frame::new(rect.x + p.left, rect.y + p.top, rect.w - p.left - p.right, rect.h - p.top - p.bottom);
+    // The control drawn beside a toggle's text takes the room layout gave it.
+    match role {
+        Role::Switch => content.w = (content.w - 52.0 * density).max(0.0),
+        Role::CheckBox | Role::Radio => {
+            content.x += 40.0 * density;
+            content.w = (content.w - 40.0 * density).max(0.0);
+        }
+        _ => {}
+    }
+    let centered = matches!(
+        role,
+        Role::FilledButton
+            | Role::TonalButton
+            | Role::OutlinedButton
+            | Role::TextButton
+            | Role::Fab
+            | Role::Avatar
+            | Role::Badge
+            | Role::Tab
+            | Role::LauncherIcon
+    );
+    Paint {
+        role,
+        frame,
+        content,
+        // An image button that names no icon gets one its description suggests.
+        icon: view.icon.clone().or_else(|| {
+            matches!(role, Role::IconButton).then(|| guess_icon(&view.desc)).flatten().map(str::to_string)
+        }),
+        text: view.look.map(|l| TextLook {
+            size_px: l.size_px,
+            bold: l.bold,
+            max_lines: if view.kind == Kind::Edit && view.password { Some(1) } else { l.max_lines },
+            tone: view.tone,
+            align: if centered { PaintAlign::Center } else { PaintAlign::Start },
+        }),
+        value: if view.kind == Kind::Seek && view.seek.1 > 0 {
+            (view.seek.0 as f32 / view.seek.1 as f32).clamp(0.0, 1.0)
+        } else {
+            0.0
+        },
+        density,
+    }
 }
 
 fn scroll_key(view: &View, index: usize) -> String {

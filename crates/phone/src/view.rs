@@ -3,8 +3,7 @@
 
 use std::collections::BTreeMap;
 
-/// Pixels per dp: 1080×2400 at 420 dpi, like a Pixel phone.
-pub const DENSITY: f32 = 2.625;
+use phonebench_pixels::{Role, Tone};
 
 /// A size along one axis.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -227,6 +226,12 @@ pub struct View {
     pub style: BoxStyle,
     /// Text look, for views that show text.
     pub look: Option<TextLook>,
+    /// How the screenshot draws it (`style`); `None`: the widget's default.
+    pub role: Option<Role>,
+    /// A Material Symbols icon (`icon`).
+    pub icon: Option<String>,
+    /// Text colour (`color`).
+    pub tone: Tone,
     /// Children.
     pub children: Vec<View>,
 }
@@ -254,6 +259,9 @@ impl View {
             hooks: Hooks::default(),
             style: BoxStyle::default(),
             look: None,
+            role: None,
+            icon: None,
+            tone: Tone::Normal,
             children: Vec::new(),
         }
     }
@@ -274,9 +282,23 @@ impl View {
     pub fn shows_text(&self) -> bool {
         self.look.is_some()
     }
-}
 
-/// dp to px.
-pub fn dp(value: f32) -> f32 {
-    value * DENSITY
+    /// How it is drawn: its `style`, or the Material 3 default for its widget.
+    pub fn paint_role(&self) -> Role {
+        if let Some(role) = self.role {
+            return role;
+        }
+        match self.kind {
+            Kind::Edit => Role::Field,
+            Kind::Toggle if self.class.ends_with("Switch") => Role::Switch,
+            Kind::Toggle => Role::CheckBox,
+            Kind::Radio => Role::Radio,
+            Kind::Seek => Role::Seek,
+            Kind::Image if self.class.ends_with("ImageButton") => Role::IconButton,
+            Kind::Image => Role::Image,
+            Kind::Text if self.class.ends_with(".Button") => Role::FilledButton,
+            Kind::Group if self.class.ends_with("Toolbar") => Role::AppBar,
+            _ => Role::Plain,
+        }
+    }
 }

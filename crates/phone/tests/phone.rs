@@ -217,7 +217,7 @@ fn layered_phone(case: &str) -> (Phone, PathBuf) {
     let files = [
         (
             "app.toml",
-            "id = \"probe\"\nname = \"Probe\"\npackage = \"com.example.probe\"\nentry = \"main\"\nicon = \"x\"\n",
+            "id = \"probe\"\nname = \"Probe\"\npackage = \"com.example.probe\"\nentry = \"main\"\nicon = \"apps\"\n",
         ),
         ("schema.sql", "CREATE TABLE taps (id INTEGER PRIMARY KEY, what TEXT NOT NULL);\n"),
         ("actions.toml", "[tapped]\nsteps = [{ sql = \"INSERT INTO taps (what) VALUES (:what)\" }]\n"),

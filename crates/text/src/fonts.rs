@@ -1,18 +1,43 @@
-//! The font system: the embedded faces and the shaping state, shared by measurement now and by the
-//! screenshot renderer later.
+//! The font system: the embedded faces and the shaping state, shared by measurement and by the
+//! screenshot renderer.
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use cosmic_text::fontdb::{Database, Source};
 use cosmic_text::{Attrs, Buffer, Family, FontSystem, Metrics, Shaping, Weight, Wrap};
 
-use crate::{BOLD_TTF, FAMILY, REGULAR_TTF, Request, TextSize, TextStyle};
+use crate::{
+    BOLD_TTF, CJK_FALLBACK_TTF, FAMILY, FontWeight, MEDIUM_TTF, REGULAR_TTF, Request, SYMBOLS_BOLD_TTF,
+    SYMBOLS_REGULAR_TTF, TextSize, TextStyle,
+};
 
 /// The locale handed to cosmic-text, fixed rather than read from the machine so that
-/// locale-dependent choices (script fallback lists) cannot differ between hosts.
+/// locale-dependent choices cannot differ between hosts.
 const LOCALE: &str = "en-US";
 
-/// A `cosmic_text::FontSystem` that knows only the embedded DejaVu Sans Regular and Bold.
+/// The fallback faces, in the order they are tried: each entry is a font and the weights it is
+/// registered under. Loaded after the Roboto faces, so that their `fontdb` IDs follow Roboto's in
+/// this order.
+///
+/// How cosmic-text falls back: it shapes a run with the requested Roboto face, then re-shapes it
+/// with further faces, replacing only the clusters still missing, until none is or all faces were
+/// tried; clusters that no face has keep Roboto's missing-glyph box. The faces come from the
+/// platform's named lists (which name none of ours, except "DejaVu Sans" on Linux), then from every
+/// face of the database sorted by distance to the requested weight, then weight, then ID. It only
+/// takes faces of exactly the requested weight before that last pass, so every fallback face is
+/// registered under each of our three weights (a single-weight face under the others too, drawing
+/// its one weight): then, whatever the platform, the first candidates are exactly the requested
+/// weight's faces in ID order, i.e. Roboto, DejaVu Sans, Droid Sans Fallback. DejaVu comes before
+/// Droid because Linux's list names it first anyway; the two barely overlap (DejaVu has no CJK,
+/// Droid almost no symbols), so the order hardly matters for what is drawn.
+const FALLBACKS: [(&[u8], &[FontWeight]); 3] = [
+    (SYMBOLS_REGULAR_TTF, &[FontWeight::Regular, FontWeight::Medium]),
+    (SYMBOLS_BOLD_TTF, &[FontWeight::Bold]),
+    (CJK_FALLBACK_TTF, &[FontWeight::Regular, FontWeight::Medium, FontWeight::Bold]),
+];
+
+/// A `cosmic_text::FontSystem` that knows only the embedded faces: Roboto Regular, Medium and Bold,
+/// then Droid Sans Fallback and DejaVu Sans Regular and Bold as fallbacks ([`crate`] docs).
 ///
 /// Measurement uses the process-wide one ([`Fonts::shared`]); the screenshot renderer should lay
 /// text out with [`Fonts::layout`] on the same instance, so that it draws exactly what layout
@@ -36,13 +61,27 @@ impl Default for Fonts {
 }
 
 impl Fonts {
-    /// A fresh font system with only the embedded faces. Loading parses the two faces' tables, so
+    /// A fresh font system with only the embedded faces. Loading parses the faces' tables, so
     /// prefer [`Fonts::shared`]; a private one is for code that must not contend for its lock.
     pub fn new() -> Self {
         let mut db = Database::new();
         // `&'static [u8]` behind an `Arc`: fontdb reads the embedded bytes in place, no copy.
-        db.load_font_source(Source::Binary(Arc::new(REGULAR_TTF)));
-        db.load_font_source(Source::Binary(Arc::new(BOLD_TTF)));
+        for ttf in [REGULAR_TTF, MEDIUM_TTF, BOLD_TTF] {
+            db.load_font_source(Source::Binary(Arc::new(ttf)));
+        }
+        for (ttf, weights) in FALLBACKS {
+            let source = Source::Binary(Arc::new(ttf));
+            let ids = db.load_font_source(source);
+            let faces: Vec<_> = ids.iter().filter_map(|&id| db.face(id).cloned()).collect();
+            for face in faces {
+                // The same bytes under the weights the face lacks (fontdb shares the `Arc`).
+                for weight in weights.iter().map(|w| w.number()).filter(|&w| w != face.weight.0) {
+                    let mut alias = face.clone();
+                    alias.weight = cosmic_text::fontdb::Weight(weight);
+                    db.push_face_info(alias);
+                }
+            }
+        }
         // Generic families resolve to the embedded face too, whatever a caller asks for.
         db.set_sans_serif_family(FAMILY);
         db.set_serif_family(FAMILY);
@@ -72,11 +111,12 @@ impl Fonts {
 
     /// The cosmic-text attributes for `style`: the embedded family, regular or bold.
     pub fn attrs(style: &TextStyle) -> Attrs<'static> {
-        Attrs::new().family(Family::Name(FAMILY)).weight(if style.bold {
-            Weight::BOLD
-        } else {
-            Weight::NORMAL
-        })
+        Self::attrs_weight(style.weight())
+    }
+
+    /// The cosmic-text attributes for the embedded family at `weight`.
+    pub fn attrs_weight(weight: FontWeight) -> Attrs<'static> {
+        Attrs::new().family(Family::Name(FAMILY)).weight(Weight(weight.number()))
     }
 
     /// Shapes and lays out `text` exactly as [`crate::measure`] does (same sanitizing, same wrapping
@@ -85,7 +125,19 @@ impl Fonts {
     ///
     /// Returns `None` when there is nothing to lay out: `size_px` is not a positive finite number.
     pub fn layout(&mut self, text: &str, style: &TextStyle, max_width: Option<f32>) -> Option<Buffer> {
-        let request = Request::new(style, max_width, None);
+        self.layout_weight(text, style, style.weight(), max_width)
+    }
+
+    /// [`Fonts::layout`] at an explicit weight (`weight` replaces `style.bold`), as
+    /// [`crate::measure_weight`] measures it.
+    pub fn layout_weight(
+        &mut self,
+        text: &str,
+        style: &TextStyle,
+        weight: FontWeight,
+        max_width: Option<f32>,
+    ) -> Option<Buffer> {
+        let request = Request::new(style, weight, max_width, None);
         let mut buffer = Buffer::new_empty(metrics(&request)?);
         self.fill(&mut buffer, text, &request);
         Some(buffer)
@@ -99,7 +151,7 @@ impl Fonts {
         max_width: Option<f32>,
         max_lines: Option<u32>,
     ) -> TextSize {
-        self.measure_request(text, &Request::new(style, max_width, max_lines))
+        self.measure_request(text, &Request::new(style, style.weight(), max_width, max_lines))
     }
 
     pub(crate) fn measure_request(&mut self, text: &str, request: &Request) -> TextSize {
@@ -141,15 +193,10 @@ impl Fonts {
 
     /// Sets `text` into `buffer` with the request's style and width, and shapes every line.
     fn fill(&mut self, buffer: &mut Buffer, text: &str, request: &Request) {
-        let style = TextStyle {
-            size_px: request.size_px(),
-            bold: request.bold(),
-            line_height: request.line_height(),
-        };
         // Android breaks at word boundaries and splits a word only when it cannot fit alone.
         buffer.set_wrap(Wrap::WordOrGlyph);
         buffer.set_size(request.max_width(), None);
-        buffer.set_text(text, &Self::attrs(&style), Shaping::Advanced, None);
+        buffer.set_text(text, &Self::attrs_weight(request.weight()), Shaping::Advanced, None);
         // No height limit, so this shapes and lays out every line.
         buffer.shape_until_scroll(&mut self.system, false);
     }

@@ -1,9 +1,13 @@
 //! Fonts and text measurement for the simulated phone.
 //!
 //! The layout engine needs realistic text bounds (a `TextView`'s width and height at 1080x2400), and
-//! a later screenshot renderer needs to draw the very same text. Both go through [`Fonts`], which
-//! holds a `cosmic_text::FontSystem` that knows only the two embedded DejaVu Sans faces: system fonts
-//! are never read, so every machine measures and draws identically.
+//! the screenshot renderer needs to draw the very same text. Both go through [`Fonts`], which holds a
+//! `cosmic_text::FontSystem` that knows only the embedded faces: system fonts are never read, so
+//! every machine measures and draws identically.
+//!
+//! The faces are Android's: Roboto Regular, Medium and Bold for text; characters Roboto lacks fall
+//! back, in a fixed order, to Droid Sans Fallback (Chinese, Japanese, Korean) and then to DejaVu Sans
+//! Regular and Bold (symbols such as arrows and check marks, Hebrew, Arabic, Armenian, Georgian).
 //!
 //! [`measure`] is the entry point for layout: it is thread-safe (one process-wide [`Fonts`] behind a
 //! mutex) and memoized (one process-wide cache), because every phone measures the same strings on
@@ -15,14 +19,34 @@ mod fonts;
 pub use cosmic_text;
 pub use fonts::Fonts;
 
-/// The family name of the embedded fonts, as [`cosmic_text::Family::Name`] expects it.
-pub const FAMILY: &str = "DejaVu Sans";
+/// The family name of the embedded text faces, as [`cosmic_text::Family::Name`] expects it.
+pub const FAMILY: &str = "Roboto";
 
-/// DejaVu Sans Regular 2.37 (Debian `fonts-dejavu-core`), embedded so that no system font is read.
-pub const REGULAR_TTF: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
+/// The family name of the CJK fallback face ([`CJK_FALLBACK_TTF`]).
+pub const CJK_FALLBACK_FAMILY: &str = "Droid Sans Fallback";
 
-/// DejaVu Sans Bold 2.37 (Debian `fonts-dejavu-core`), embedded so that no system font is read.
-pub const BOLD_TTF: &[u8] = include_bytes!("../fonts/DejaVuSans-Bold.ttf");
+/// The family name of the symbol fallback faces ([`SYMBOLS_REGULAR_TTF`], [`SYMBOLS_BOLD_TTF`]).
+pub const SYMBOLS_FALLBACK_FAMILY: &str = "DejaVu Sans";
+
+/// Roboto Regular 2.138 (Debian `fonts-roboto-unhinted`), embedded so that no system font is read.
+pub const REGULAR_TTF: &[u8] = include_bytes!("../fonts/Roboto-Regular.ttf");
+
+/// Roboto Medium 2.138 (Debian `fonts-roboto-unhinted`): Android's buttons, titles and tabs.
+pub const MEDIUM_TTF: &[u8] = include_bytes!("../fonts/Roboto-Medium.ttf");
+
+/// Roboto Bold 2.138 (Debian `fonts-roboto-unhinted`), embedded so that no system font is read.
+pub const BOLD_TTF: &[u8] = include_bytes!("../fonts/Roboto-Bold.ttf");
+
+/// Droid Sans Fallback (Debian `fonts-droid-fallback`): Android's CJK fallback, for the Chinese
+/// ideographs, Japanese kana and Korean Hangul that Roboto lacks. It has one weight, used for all.
+pub const CJK_FALLBACK_TTF: &[u8] = include_bytes!("../fonts/DroidSansFallback.ttf");
+
+/// DejaVu Sans Regular 2.37 (Debian `fonts-dejavu-core`): the last fallback, for symbols (arrows,
+/// check marks, stars, box drawing, some monochrome emoji) and scripts Roboto lacks.
+pub const SYMBOLS_REGULAR_TTF: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
+
+/// DejaVu Sans Bold 2.37 (Debian `fonts-dejavu-core`): [`SYMBOLS_REGULAR_TTF`] for bold text.
+pub const SYMBOLS_BOLD_TTF: &[u8] = include_bytes!("../fonts/DejaVuSans-Bold.ttf");
 
 /// Font sizes above this many pixels are clamped to it: a phone screen is 2400 px tall, and the
 /// clamp keeps line heights finite whatever a caller passes.
@@ -34,10 +58,43 @@ pub struct TextStyle {
     /// Font size in pixels (Android's `textSize` in sp times the density, e.g. 16 sp × 2.625 = 42).
     /// Not a positive finite number: the text measures as nothing (all zero).
     pub size_px: f32,
-    /// DejaVu Sans Bold instead of Regular.
+    /// Roboto Bold instead of Regular (Medium is reached through [`measure_weight`] and
+    /// [`Fonts::layout_weight`]).
     pub bold: bool,
     /// Line height as a multiple of `size_px` (e.g. 1.2). Negative or not finite: treated as 0.
     pub line_height: f32,
+}
+
+impl TextStyle {
+    /// The weight this style draws with: [`FontWeight::Bold`] when `bold`, else
+    /// [`FontWeight::Regular`].
+    pub fn weight(&self) -> FontWeight {
+        if self.bold { FontWeight::Bold } else { FontWeight::Regular }
+    }
+}
+
+/// The weights of the embedded Roboto faces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FontWeight {
+    /// Roboto Regular (400): body text.
+    #[default]
+    Regular,
+    /// Roboto Medium (500): Android's buttons, app bar titles, tabs (`textFontWeight` 500,
+    /// `fontFamily="sans-serif-medium"`).
+    Medium,
+    /// Roboto Bold (700): `textStyle="bold"`.
+    Bold,
+}
+
+impl FontWeight {
+    /// The CSS / OpenType weight number: 400, 500 or 700.
+    pub fn number(self) -> u16 {
+        match self {
+            FontWeight::Regular => 400,
+            FontWeight::Medium => 500,
+            FontWeight::Bold => 700,
+        }
+    }
 }
 
 /// The measured extent of a text.
@@ -64,12 +121,25 @@ pub struct TextSize {
 /// - `max_width` is rounded to whole pixels before measuring (so that the cache key and the result
 ///   agree); not finite = unbounded; negative = 0.
 /// - `max_lines = Some(0)` shows nothing: all zero.
-/// - Characters DejaVu Sans lacks (emoji, CJK) measure as its missing-glyph box; nothing falls back
-///   to system fonts.
+/// - Characters Roboto lacks come from the embedded fallback faces (CJK from Droid Sans Fallback,
+///   symbols from DejaVu Sans); those none of them has (most emoji) measure as Roboto's
+///   missing-glyph box. Nothing falls back to system fonts.
 ///
 /// Thread-safe, deterministic and memoized process-wide; never panics.
 pub fn measure(text: &str, style: &TextStyle, max_width: Option<f32>, max_lines: Option<u32>) -> TextSize {
-    let request = Request::new(style, max_width, max_lines);
+    measure_weight(text, style, style.weight(), max_width, max_lines)
+}
+
+/// [`measure`] with an explicit weight, e.g. [`FontWeight::Medium`] for a button label; `weight`
+/// replaces `style.bold`.
+pub fn measure_weight(
+    text: &str,
+    style: &TextStyle,
+    weight: FontWeight,
+    max_width: Option<f32>,
+    max_lines: Option<u32>,
+) -> TextSize {
+    let request = Request::new(style, weight, max_width, max_lines);
     if let Some(size) = cache::get(text, &request) {
         return size;
     }
@@ -90,7 +160,7 @@ pub fn clear_cache() {
 pub(crate) struct Request {
     /// `f32::to_bits` of the font size; 0.0 when the size is unusable.
     size_bits: u32,
-    bold: bool,
+    weight: FontWeight,
     /// `f32::to_bits` of the line-height multiple, after sanitizing.
     line_height_bits: u32,
     /// Whole pixels.
@@ -99,7 +169,12 @@ pub(crate) struct Request {
 }
 
 impl Request {
-    pub(crate) fn new(style: &TextStyle, max_width: Option<f32>, max_lines: Option<u32>) -> Self {
+    pub(crate) fn new(
+        style: &TextStyle,
+        weight: FontWeight,
+        max_width: Option<f32>,
+        max_lines: Option<u32>,
+    ) -> Self {
         let size = if style.size_px.is_finite() && style.size_px > 0.0 {
             style.size_px.min(MAX_SIZE_PX)
         } else {
@@ -115,7 +190,7 @@ impl Request {
         let max_width = max_width.filter(|w| w.is_finite()).map(|w| w.round() as u32);
         Self {
             size_bits: size.to_bits(),
-            bold: style.bold,
+            weight,
             line_height_bits: line_height.to_bits(),
             max_width,
             max_lines,
@@ -126,8 +201,8 @@ impl Request {
         f32::from_bits(self.size_bits)
     }
 
-    pub(crate) fn bold(&self) -> bool {
-        self.bold
+    pub(crate) fn weight(&self) -> FontWeight {
+        self.weight
     }
 
     pub(crate) fn line_height(&self) -> f32 {

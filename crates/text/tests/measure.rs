@@ -1,6 +1,6 @@
 //! Behaviour of `measure`: realistic sizes, wrapping, line caps, determinism, and no panics.
 
-use phonebench_text::{Fonts, TextSize, TextStyle, measure};
+use phonebench_text::{FontWeight, Fonts, TextSize, TextStyle, measure, measure_weight};
 use proptest::prelude::*;
 
 /// 16 sp at density 2.625 (a 1080x2400 phone): Android's default body text size.
@@ -13,11 +13,11 @@ fn one_line(text: &str) -> TextSize {
 }
 
 #[test]
-fn hello_at_42px_measures_as_dejavu_sans() {
+fn hello_at_42px_measures_as_roboto() {
     let size = one_line("Hello");
-    // Advances of DejaVu Sans (units per em 2048): H 1540, e 1260, l 569, l 569, o 1253 = 5191,
-    // × 42 / 2048 = 106.456 px, which is what comes out (no kerning between these glyphs).
-    assert!((size.width - 106.456).abs() < 0.5, "width {}", size.width);
+    // Advances of Roboto Regular (units per em 2048): H 1461, e 1086, l 498, l 498, o 1168 = 4711,
+    // × 42 / 2048 = 96.612 px, which is what comes out (no kerning between these glyphs).
+    assert!((size.width - 96.612).abs() < 0.5, "width {}", size.width);
     assert_eq!(size.lines, 1);
     assert_eq!(size.height, LINE);
 }
@@ -36,12 +36,23 @@ fn width_grows_with_text_length() {
 
 #[test]
 fn bold_is_wider_than_regular() {
+    // Roboto Bold is only a little wider than Regular (1-4 % on these), Medium in between.
     for text in ["Hello", "Settings", "Wi-Fi & network", "0123456789"] {
         let regular = measure(text, &BODY, None, None);
+        let medium = measure_weight(text, &BODY, FontWeight::Medium, None, None);
         let bold = measure(text, &BODY_BOLD, None, None);
-        assert!(bold.width > regular.width * 1.05, "{text}: {bold:?} vs {regular:?}");
+        assert!(bold.width > regular.width * 1.01, "{text}: {bold:?} vs {regular:?}");
+        assert!(regular.width < medium.width && medium.width < bold.width, "{text}: {medium:?}");
         assert_eq!(bold.height, regular.height);
+        assert_eq!(medium.height, regular.height);
     }
+    // `measure_weight` with the style's own weight is `measure`.
+    assert_eq!(measure_weight("Hello", &BODY, FontWeight::Bold, None, None), one_line_bold("Hello"));
+    assert_eq!(measure_weight("Hello", &BODY_BOLD, FontWeight::Regular, None, None), one_line("Hello"));
+}
+
+fn one_line_bold(text: &str) -> TextSize {
+    measure(text, &BODY_BOLD, None, None)
 }
 
 #[test]
@@ -182,13 +193,47 @@ fn arbitrary_unicode_measures_without_panicking() {
             }
         }
     }
-    // Glyphs DejaVu lacks still take room (the missing-glyph box, 1229/2048 em), so layout sees them.
-    let missing = one_line("你");
-    assert!((missing.width - 25.2).abs() < 0.1, "{missing:?}");
-    assert_eq!(one_line("你好").width, 2.0 * missing.width);
-    // Arabic and Hebrew are in DejaVu Sans and measure like any text.
+    // Glyphs no embedded face has still take room (Roboto's missing-glyph box, 908/2048 em), so
+    // layout sees them.
+    let missing = one_line("\u{FFFF}");
+    assert!((missing.width - 18.62).abs() < 0.1, "{missing:?}");
+    assert_eq!(one_line("🙏").width, missing.width);
+    // Arabic and Hebrew come from DejaVu Sans and measure like any text.
     assert!(one_line("مرحبا").width > 40.0);
     assert!(one_line("שלום").width > 40.0);
+}
+
+#[test]
+fn cjk_falls_back_to_droid_sans_fallback() {
+    // Droid Sans Fallback's ideographs, kana and Hangul are one em wide, at every weight (its one
+    // weight is registered as Regular, Medium and Bold), instead of Roboto's missing-glyph boxes.
+    let box_width = one_line("\u{FFFF}").width;
+    for text in ["你好", "こんにちは", "안녕", "日本語"] {
+        let em = text.chars().count() as f32 * 42.0;
+        assert_eq!(one_line(text).width, em, "{text}");
+        assert_eq!(one_line_bold(text).width, em, "{text}");
+        assert_eq!(measure_weight(text, &BODY, FontWeight::Medium, None, None).width, em, "{text}");
+        assert_ne!(one_line(text).width, text.chars().count() as f32 * box_width);
+    }
+    // Full-width punctuation is in the fallback too; Latin in a mixed text stays Roboto.
+    assert_eq!(one_line("你好，世界").width, 5.0 * 42.0);
+    let mixed = one_line("Hello 你好").width;
+    assert!((mixed - (one_line("Hello ").width + 84.0)).abs() < 0.01, "{mixed}");
+    // Wrapping CJK (no spaces) breaks between ideographs.
+    let wrapped = measure("明天下午三点开会，别忘了带资料。", &BODY, Some(300.0), None);
+    assert_eq!(wrapped.lines, 3, "{wrapped:?}");
+    assert!(wrapped.width <= 300.0 && wrapped.width >= 252.0, "{wrapped:?}");
+}
+
+#[test]
+fn symbols_fall_back_to_dejavu_sans() {
+    // Arrows, check marks and dingbats (✈ ❤ in the seeded messages) are not in Roboto.
+    let box_width = one_line("\u{FFFF}").width;
+    for text in ["→", "✓", "★", "✈", "❤", "∈"] {
+        let width = one_line(text).width;
+        assert!(width > 0.0 && width != box_width, "{text}: {width}");
+        assert!(one_line_bold(text).width > 0.0 && one_line_bold(text).width != box_width, "{text}");
+    }
 }
 
 #[test]
@@ -226,8 +271,27 @@ fn unusable_parameters_do_not_panic() {
 fn only_the_embedded_faces_are_loaded() {
     let mut fonts = Fonts::new();
     let db = fonts.font_system().db();
-    let faces: Vec<(String, u16)> = db.faces().map(|f| (f.families[0].0.clone(), f.weight.0)).collect();
-    assert_eq!(faces, [("DejaVu Sans".to_owned(), 400), ("DejaVu Sans".to_owned(), 700)]);
+    let faces: Vec<(&str, u16, &str)> =
+        db.faces().map(|f| (f.families[0].0.as_str(), f.weight.0, f.post_script_name.as_str())).collect();
+    // In fallback order (IDs ascend); the single-weight fallback faces again under the other weights.
+    assert_eq!(
+        faces,
+        [
+            ("Roboto", 400, "Roboto-Regular"),
+            ("Roboto", 500, "Roboto-Medium"),
+            ("Roboto", 700, "Roboto-Bold"),
+            ("DejaVu Sans", 400, "DejaVuSans"),
+            ("DejaVu Sans", 500, "DejaVuSans"),
+            ("DejaVu Sans", 700, "DejaVuSans-Bold"),
+            ("Droid Sans Fallback", 400, "DroidSansFallback"),
+            ("Droid Sans Fallback", 500, "DroidSansFallback"),
+            ("Droid Sans Fallback", 700, "DroidSansFallback"),
+        ]
+    );
+    let mut ids: Vec<_> = db.faces().map(|f| f.id).collect();
+    let sorted = ids.clone();
+    ids.sort();
+    assert_eq!(ids, sorted);
 }
 
 #[test]
