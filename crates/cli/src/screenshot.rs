@@ -23,9 +23,10 @@ pub struct ScreenshotArgs {
     /// indexes refer to the observation in `--format` before each action.
     #[arg(long)]
     pub actions: Option<PathBuf>,
-    /// Screen size, `WxH` or `WxH@DPI` (default 1080x2400@420; 768x1280 is SPHINX's).
-    #[arg(long, default_value = "1080x2400")]
-    pub size: String,
+    /// Screen size, `WxH` or `WxH@DPI` (default 1080x2400@420, or a dump's own extent with
+    /// `--xml`; 768x1280 is SPHINX's).
+    #[arg(long)]
+    pub size: Option<String>,
     /// Draw set-of-marks numbered like the text observation: `androidworld` (indexes of the
     /// `androidworld` format) or `sphinx` (indexes of `sphinx-tree`).
     #[arg(long)]
@@ -63,12 +64,24 @@ pub fn som_format(style: SomStyle) -> ObservationFormat {
 
 /// `phonebench screenshot`.
 pub fn run(args: &ScreenshotArgs) -> Result<()> {
-    let display: Display = args.size.parse().map_err(|e: String| anyhow!("--size: {e}"))?;
+    let given: Option<Display> =
+        args.size.as_deref().map(str::parse).transpose().map_err(|e: String| anyhow!("--size: {e}"))?;
     let som = som_style(args.som.as_deref())?;
     if let Some(xml) = &args.xml {
         let bytes = std::fs::read(xml).with_context(|| format!("cannot read {}", xml.display()))?;
         let tree = phonebench_uitree::read_xml_bytes(&bytes)
             .map_err(|e| anyhow!("{}:{}:{}: {}", xml.display(), e.line, e.column, e.message))?;
+        // Without --size, the dump's own extent (its screen's pixels).
+        let display = match given {
+            Some(d) => d,
+            None => {
+                let b = tree.screen_bounds();
+                let (w, h) = (b.right.max(1) as u32, b.bottom.max(1) as u32);
+                let d = Display::with_size(w, h);
+                d.check().map_err(|e| anyhow!("{}: {e}; give --size", xml.display()))?;
+                d
+            }
+        };
         let mut pixmap =
             render_inferred(&tree, display.width, display.height, display.density(), &Theme::LIGHT)?;
         if let Some(style) = som {
@@ -77,6 +90,7 @@ pub fn run(args: &ScreenshotArgs) -> Result<()> {
         }
         return write_png(&args.out, &encode_png(&pixmap)?);
     }
+    let display = given.unwrap_or_default();
     let catalog = load_catalog(&apps_dir(args.apps.clone()))?;
     let mut phone = Phone::new(catalog, PhoneConfig { seed: args.seed, display, ..PhoneConfig::default() })
         .map_err(|e| anyhow!("{e}"))?;
