@@ -5,6 +5,7 @@
 //! overflows; its scroll container clips). Scroll containers shrink to fit the space they are
 //! given (Android measures them AT_MOST) and lay their children out at full height.
 
+use phonebench_pixels::ICON_WITH_TEXT_DP;
 use phonebench_text::{TextStyle, measure};
 use taffy::prelude::*;
 
@@ -56,6 +57,9 @@ fn control_width(view: &View, density: f32) -> f32 {
     match (view.kind, view.class.ends_with("Switch")) {
         (Kind::Toggle, true) => 52.0 * density,
         (Kind::Toggle | Kind::Radio, _) => 40.0 * density,
+        // A text view with an icon (an extended FAB, a button with an icon): the screenshot draws
+        // a 24 dp icon and an 8 dp gap before the text.
+        (Kind::Text, _) if view.icon.is_some() && !view.text.is_empty() => ICON_WITH_TEXT_DP * density,
         _ => 0.0,
     }
 }

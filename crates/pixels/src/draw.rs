@@ -15,12 +15,15 @@ use tiny_skia::{
 
 use crate::PixelsError;
 use crate::icons;
-use crate::paint::{Align, Frame, Paint, Role, Tone};
+use crate::paint::{Align, Frame, Paint, Role, TextLook, Tone};
 use crate::text::{TextAlign, TextRun, draw_text, text_size};
 use crate::theme::{Rgba, Theme};
 
 /// Line height multiple of all text (the layout measures with the same).
 pub const LINE_HEIGHT: f32 = 1.2;
+
+/// Room an icon takes before a text, in dp (24 dp icon + 8 dp gap); layout reserves the same.
+pub const ICON_WITH_TEXT_DP: f32 = 32.0;
 
 /// Renders `tree` with `paints[i]` for the node with id `i` into a `width`×`height` pixmap.
 pub fn render(
@@ -44,14 +47,7 @@ pub fn render(
         let root = tree.windows()[w].root;
         for id in tree.dfs(root) {
             // An avatar container takes its colour from the letter inside it.
-            painter.avatar_key = if paints[id.get()].role == Role::Avatar {
-                tree.dfs(id)
-                    .map(|d| tree.node(d))
-                    .find(|n| !n.text.is_empty() || !n.content_desc.is_empty())
-                    .map(|n| if n.text.is_empty() { n.content_desc.clone() } else { n.text.clone() })
-            } else {
-                None
-            };
+            painter.avatar_key = (paints[id.get()].role == Role::Avatar).then(|| avatar_key(tree, id));
             painter.node(tree.node(id), &paints[id.get()]);
         }
     }
@@ -69,6 +65,26 @@ pub fn render_inferred(
 ) -> Result<Pixmap, PixelsError> {
     let paints: Vec<Paint> = tree.iter().map(|(_, node)| Paint::infer(node, density)).collect();
     render(tree, &paints, width, height, theme)
+}
+
+/// What an avatar's colour is picked from: the name beside it (the first text after it in its
+/// parent, as in a list row or a contact header), else its own text or description, so people
+/// who share an initial still get different colours.
+fn avatar_key(tree: &UiTree, id: NodeId) -> String {
+    let label = |n: &Node| if n.text.is_empty() { n.content_desc.clone() } else { n.text.clone() };
+    let beside = tree.parent(id).and_then(|parent| {
+        tree.dfs(parent)
+            .skip_while(|&d| d != id)
+            .filter(|&d| !tree.is_in_subtree(id, d))
+            .map(|d| tree.node(d))
+            .find(|n| !n.text.is_empty())
+    });
+    beside
+        .or_else(|| {
+            tree.dfs(id).map(|d| tree.node(d)).find(|n| !n.text.is_empty() || !n.content_desc.is_empty())
+        })
+        .map(label)
+        .unwrap_or_default()
 }
 
 /// The node ids of `tree` in the order [`render`] draws them.
@@ -247,6 +263,13 @@ impl Painter<'_> {
         if let Some(r) = Rect::from_xywh(area.x, y, area.w, size.height.max(1.0)) {
             draw_text(self.pixmap, &run, r, clip);
         }
+    }
+
+    /// Like [`Painter::text`] (centred vertically) with the horizontal alignment overridden.
+    fn text_aligned(&mut self, text: &str, paint: &Paint, area: Frame, c: Rgba, clip: IntRect, align: Align) {
+        let look = paint.text.map(|l| TextLook { align, ..l });
+        let p = Paint { text: look, ..paint.clone() };
+        self.text(text, &p, area, c, clip, true);
     }
 
     fn tone(&self, tone: Tone) -> Rgba {
@@ -442,27 +465,46 @@ impl Painter<'_> {
         if let Some(icon) = &paint.icon
             && !matches!(paint.role, Role::LauncherIcon)
         {
-            let side = if matches!(paint.role, Role::Image | Role::Avatar) {
+            let side = if paint.role == Role::Avatar {
+                (c.w.min(c.h) * 0.6).max(1.0)
+            } else if paint.role == Role::Image {
                 // Small images are icons at full size; large ones (a header) show a smaller glyph.
                 let box_side = c.w.min(c.h);
                 if box_side <= 40.0 * d { box_side } else { (box_side * 0.6).max(40.0 * d) }.max(1.0)
             } else {
                 (24.0 * d).min(c.w).min(c.h)
             };
-            let square = if text.is_empty() {
-                centered_square(c, side)
-            } else {
-                // An icon beside text (extended FAB, chip, button): at the start.
-                Frame::new(c.x, c.y + (c.h - side) / 2.0, side, side)
-            };
-            self.icon(icon, square, fade(icon_ink));
+            if text.is_empty() {
+                self.icon(icon, centered_square(c, side), fade(icon_ink));
+            }
         }
 
-        // Text, or a text field's hint.
+        // Text, or a text field's hint; an icon beside text sits before it (extended FAB, chip,
+        // button), the pair centred where the text would be.
         let mut area = c;
-        if paint.icon.is_some() && !text.is_empty() && !matches!(paint.role, Role::LauncherIcon) {
-            let shift = 24.0 * d + 8.0 * d;
-            area = Frame::new(c.x + shift, c.y, c.w - shift, c.h);
+        if let Some(icon) = paint.icon.as_deref()
+            && !text.is_empty()
+            && !matches!(paint.role, Role::LauncherIcon)
+        {
+            let shift = ICON_WITH_TEXT_DP * d;
+            let side = (24.0 * d).min(c.h);
+            let mut start = c.x;
+            area = Frame::new(c.x + shift, c.y, (c.w - shift).max(0.0), c.h);
+            if let Some(look) = paint.text.filter(|l| l.align == Align::Center) {
+                let run = TextRun {
+                    text,
+                    style: TextStyle { size_px: look.size_px, bold: look.bold, line_height: LINE_HEIGHT },
+                    max_lines: look.max_lines,
+                    color: ink,
+                    align: TextAlign::Start,
+                };
+                let width = text_size(&run, area.w.max(1.0)).width;
+                start = c.x + ((c.w - shift - width) / 2.0).max(0.0);
+                area = Frame::new(start + shift, c.y, (c.right() - start - shift).max(0.0), c.h);
+                self.text_aligned(text, paint, area, fade(ink), clip, Align::Start);
+                text = "";
+            }
+            self.icon(icon, Frame::new(start, c.y + (c.h - side) / 2.0, side, side), fade(icon_ink));
         }
         let editable = matches!(paint.role, Role::Field | Role::SearchBar);
         if editable && text.is_empty() {
