@@ -5,7 +5,7 @@
 //! overflows; its scroll container clips). Scroll containers shrink to fit the space they are
 //! given (Android measures them AT_MOST) and lay their children out at full height.
 
-use phonebench_pixels::ICON_WITH_TEXT_DP;
+use phonebench_pixels::{CHECK_DP, ICON_WITH_TEXT_DP, LINE_HEIGHT, SWITCH_DP};
 use phonebench_text::{TextStyle, measure};
 use taffy::prelude::*;
 
@@ -37,9 +37,7 @@ pub struct LaidOut<'a> {
     pub max_scroll: Vec<f32>,
 }
 
-/// Line height as a multiple of text size; close to Roboto's on Android.
-const LINE_HEIGHT: f32 = 1.2;
-
+/// Text is measured with the line height screenshots draw with (`phonebench_pixels::LINE_HEIGHT`).
 fn text_style(view: &View) -> Option<(TextStyle, Option<u32>)> {
     view.look.map(|l| (TextStyle { size_px: l.size_px, bold: l.bold, line_height: LINE_HEIGHT }, l.max_lines))
 }
@@ -55,8 +53,8 @@ fn measured_text(view: &View) -> &str {
 /// Room taken by the control drawn beside a toggle's or radio button's text.
 fn control_width(view: &View, density: f32) -> f32 {
     match (view.kind, view.class.ends_with("Switch")) {
-        (Kind::Toggle, true) => 52.0 * density,
-        (Kind::Toggle | Kind::Radio, _) => 40.0 * density,
+        (Kind::Toggle, true) => SWITCH_DP * density,
+        (Kind::Toggle | Kind::Radio, _) => CHECK_DP * density,
         // A text view with an icon (an extended FAB, a button with an icon): the screenshot draws
         // a 24 dp icon and an 8 dp gap before the text.
         (Kind::Text, _) if view.icon.is_some() && !view.text.is_empty() => ICON_WITH_TEXT_DP * density,

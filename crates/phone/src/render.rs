@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use minijinja::Value;
 use phonebench_apps::{AppPackage, RenderData};
-use phonebench_pixels::{Align as PaintAlign, Frame, Paint, Role, TextLook, guess_icon};
+use phonebench_pixels::{Align as PaintAlign, CHECK_DP, Frame, Paint, Role, SWITCH_DP, TextLook, guess_icon};
 use phonebench_uitree::{Bounds, Node, TreeBuilder, UiTree, WindowKind};
 
 use crate::data::ScreenData;
@@ -530,10 +530,10 @@ fn paint_of(view: &View, rect: Rect, window_root: bool, density: f32) -> Paint {
         Frame::new(rect.x + p.left, rect.y + p.top, rect.w - p.left - p.right, rect.h - p.top - p.bottom);
     // The control drawn beside a toggle's text takes the room layout gave it.
     match role {
-        Role::Switch => content.w = (content.w - 52.0 * density).max(0.0),
+        Role::Switch => content.w = (content.w - SWITCH_DP * density).max(0.0),
         Role::CheckBox | Role::Radio => {
-            content.x += 40.0 * density;
-            content.w = (content.w - 40.0 * density).max(0.0);
+            content.x += CHECK_DP * density;
+            content.w = (content.w - CHECK_DP * density).max(0.0);
         }
         _ => {}
     }

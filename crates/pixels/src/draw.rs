@@ -25,6 +25,12 @@ pub const LINE_HEIGHT: f32 = 1.2;
 /// Room an icon takes before a text, in dp (24 dp icon + 8 dp gap); layout reserves the same.
 pub const ICON_WITH_TEXT_DP: f32 = 32.0;
 
+/// Width of a switch's track at the end of its row, in dp; layout reserves the same.
+pub const SWITCH_DP: f32 = 52.0;
+
+/// Room a check box or radio button takes before its text, in dp; layout reserves the same.
+pub const CHECK_DP: f32 = 40.0;
+
 /// Renders `tree` with `paints[i]` for the node with id `i` into a `width`×`height` pixmap.
 pub fn render(
     tree: &UiTree,
@@ -40,16 +46,11 @@ pub fn render(
     let screen = IntRect::from_xywh(0, 0, width, height).ok_or(PixelsError::Size { width, height })?;
     let mut painter =
         Painter { pixmap: &mut pixmap, theme, mask: None, masked: false, screen, avatar_key: None };
-    pixmap_fill_surface(&mut painter);
-    let mut windows: Vec<usize> = (0..tree.windows().len()).collect();
-    windows.sort_by_key(|&w| tree.windows()[w].layer);
-    for w in windows {
-        let root = tree.windows()[w].root;
-        for id in tree.dfs(root) {
-            // An avatar container takes its colour from the letter inside it.
-            painter.avatar_key = (paints[id.get()].role == Role::Avatar).then(|| avatar_key(tree, id));
-            painter.node(tree.node(id), &paints[id.get()]);
-        }
+    // What shows where no window draws.
+    painter.pixmap.fill(color(theme.surface));
+    for id in drawing_order(tree) {
+        painter.avatar_key = (paints[id.get()].role == Role::Avatar).then(|| avatar_key(tree, id));
+        painter.node(tree.node(id), &paints[id.get()]);
     }
     Ok(pixmap)
 }
@@ -92,11 +93,6 @@ pub fn drawing_order(tree: &UiTree) -> Vec<NodeId> {
     let mut windows: Vec<usize> = (0..tree.windows().len()).collect();
     windows.sort_by_key(|&w| tree.windows()[w].layer);
     windows.into_iter().flat_map(|w| tree.dfs(tree.windows()[w].root)).collect()
-}
-
-/// What shows where no window draws: the theme's surface.
-fn pixmap_fill_surface(painter: &mut Painter) {
-    painter.pixmap.fill(color(painter.theme.surface));
 }
 
 struct Painter<'a> {
@@ -243,17 +239,7 @@ impl Painter<'_> {
         if text.is_empty() || area.w <= 0.0 {
             return;
         }
-        let run = TextRun {
-            text,
-            style: TextStyle { size_px: look.size_px, bold: look.bold, line_height: LINE_HEIGHT },
-            max_lines: look.max_lines,
-            color: c,
-            align: match look.align {
-                Align::Start => TextAlign::Start,
-                Align::Center => TextAlign::Center,
-                Align::End => TextAlign::End,
-            },
-        };
+        let run = text_run(text, &look, c, look.align);
         let size = text_size(&run, area.w);
         let y = if valign_center && size.height < area.h {
             area.y + (area.h - size.height) / 2.0
@@ -369,7 +355,7 @@ impl Painter<'_> {
             Role::SearchBar => {
                 self.fill(round_rect(f, f.h / 2.0), t.surface_container_high);
             }
-            Role::Switch => self.switch(node, paint, clip),
+            Role::Switch => self.switch(node, paint),
             Role::CheckBox => self.check_box(node, paint),
             Role::Radio => self.radio(node, paint),
             Role::Seek => self.seek(node, paint),
@@ -427,10 +413,10 @@ impl Painter<'_> {
             }
             Role::Dialog => {
                 // The scrim dims everything under the dialog's window.
-                let screen = self.screen.to_rect();
-                self.masked = false;
-                self.fill(Some(PathBuilder::from_rect(screen)), [0, 0, 0, 82]);
-                let _ = self.begin(node, paint);
+                // It covers the whole screen, so it is drawn without the node's clip.
+                let mut scrim = tiny_skia::Paint::default();
+                scrim.set_color(color([0, 0, 0, 82]));
+                self.pixmap.fill_rect(self.screen.to_rect(), &scrim, Transform::identity(), None);
                 self.fill(round_rect(f, 28.0 * d), t.surface_container_high);
             }
             Role::Menu => {
@@ -491,13 +477,7 @@ impl Painter<'_> {
             let mut start = c.x;
             area = Frame::new(c.x + shift, c.y, (c.w - shift).max(0.0), c.h);
             if let Some(look) = paint.text.filter(|l| l.align == Align::Center) {
-                let run = TextRun {
-                    text,
-                    style: TextStyle { size_px: look.size_px, bold: look.bold, line_height: LINE_HEIGHT },
-                    max_lines: look.max_lines,
-                    color: ink,
-                    align: TextAlign::Start,
-                };
+                let run = text_run(text, &look, ink, Align::Start);
                 let width = text_size(&run, area.w.max(1.0)).width;
                 start = c.x + ((c.w - shift - width) / 2.0).max(0.0);
                 area = Frame::new(start + shift, c.y, (c.right() - start - shift).max(0.0), c.h);
@@ -515,22 +495,16 @@ impl Painter<'_> {
             self.text(text, paint, area, fade(ink), clip, center_text);
         }
         if editable && node.focused {
-            self.caret(text, paint, area, clip);
+            self.caret(text, paint, area);
         }
     }
 
     /// The blinking caret of a focused text field, drawn (always on) after the last character.
-    fn caret(&mut self, text: &str, paint: &Paint, area: Frame, _clip: IntRect) {
+    fn caret(&mut self, text: &str, paint: &Paint, area: Frame) {
         let Some(look) = paint.text else { return };
         let d = paint.density;
         let line = look.size_px * LINE_HEIGHT;
-        let run = TextRun {
-            text,
-            style: TextStyle { size_px: look.size_px, bold: look.bold, line_height: LINE_HEIGHT },
-            max_lines: look.max_lines,
-            color: self.theme.primary,
-            align: TextAlign::Start,
-        };
+        let run = text_run(text, &look, self.theme.primary, Align::Start);
         let size = text_size(&run, area.w);
         let lines = size.lines.max(1) as f32;
         let height = if text.is_empty() { line } else { size.height.max(line) };
@@ -542,11 +516,11 @@ impl Painter<'_> {
         self.fill(rect(caret).map(PathBuilder::from_rect), self.theme.primary);
     }
 
-    fn switch(&mut self, node: &Node, paint: &Paint, _clip: IntRect) {
+    fn switch(&mut self, node: &Node, paint: &Paint) {
         let t = *self.theme;
         let d = paint.density;
         let f = paint.frame;
-        let (w, h) = ((52.0 * d).min(f.w), (32.0 * d).min(f.h));
+        let (w, h) = ((SWITCH_DP * d).min(f.w), (32.0 * d).min(f.h));
         let x = paint.content.right().min(f.right() - w).max(f.x);
         let track = Frame::new(x, f.y + (f.h - h) / 2.0, w, h);
         let cy = track.y + h / 2.0;
@@ -583,7 +557,7 @@ impl Painter<'_> {
         let t = *self.theme;
         let d = paint.density;
         let f = paint.frame;
-        let control = Frame::new(f.x, f.y, (paint.content.x - f.x).max(40.0 * d).min(f.w), f.h);
+        let control = Frame::new(f.x, f.y, (paint.content.x - f.x).max(CHECK_DP * d).min(f.w), f.h);
         let bx = centered_square(control, 18.0 * d);
         let on = if node.enabled { t.primary } else { with_alpha(t.on_surface, 0.38) };
         if node.checked {
@@ -603,8 +577,8 @@ impl Painter<'_> {
         let t = *self.theme;
         let d = paint.density;
         let f = paint.frame;
-        // The control sits in the 40 dp before the text.
-        let area = Frame::new((paint.content.x - 40.0 * d).max(f.x), f.y, 40.0 * d, f.h);
+        // The control sits in the room before the text.
+        let area = Frame::new((paint.content.x - CHECK_DP * d).max(f.x), f.y, CHECK_DP * d, f.h);
         let (cx, cy) = area.center();
         let ring = if node.checked { t.primary } else { t.on_surface_variant };
         let ring = if node.enabled { ring } else { with_alpha(t.on_surface, 0.38) };
@@ -687,6 +661,21 @@ impl Painter<'_> {
             let p = Paint { text: Some(look), ..paint.clone() };
             self.text(label, &p, cap, on, clip, true);
         }
+    }
+}
+
+/// How `text` is drawn with `look`, in `color`, aligned by `align`.
+fn text_run<'a>(text: &'a str, look: &TextLook, color: Rgba, align: Align) -> TextRun<'a> {
+    TextRun {
+        text,
+        style: TextStyle { size_px: look.size_px, bold: look.bold, line_height: LINE_HEIGHT },
+        max_lines: look.max_lines,
+        color,
+        align: match align {
+            Align::Start => TextAlign::Start,
+            Align::Center => TextAlign::Center,
+            Align::End => TextAlign::End,
+        },
     }
 }
 

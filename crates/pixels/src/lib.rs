@@ -18,7 +18,7 @@ mod som;
 pub mod text;
 mod theme;
 
-pub use draw::{ICON_WITH_TEXT_DP, LINE_HEIGHT, drawing_order, render, render_inferred};
+pub use draw::{CHECK_DP, ICON_WITH_TEXT_DP, LINE_HEIGHT, SWITCH_DP, drawing_order, render, render_inferred};
 pub use paint::{Align, Frame, Paint, Role, TextLook, Tone, guess_icon};
 pub use som::{SomStyle, draw_marks};
 pub use theme::{Rgba, Theme};

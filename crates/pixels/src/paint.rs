@@ -6,6 +6,8 @@
 
 use phonebench_uitree::Node;
 
+use crate::draw::{CHECK_DP, SWITCH_DP};
+
 /// A rectangle in screen pixels (not rounded; may extend past the node's visible bounds when
 /// the node is scrolled partly out of view).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -333,9 +335,9 @@ impl Paint {
         let pad = 4.0 * density;
         let content = match role {
             Role::CheckBox | Role::Radio => {
-                Frame::new(frame.x + 40.0 * density, frame.y, frame.w - 40.0 * density, frame.h)
+                Frame::new(frame.x + CHECK_DP * density, frame.y, frame.w - CHECK_DP * density, frame.h)
             }
-            Role::Switch => Frame::new(frame.x, frame.y, frame.w - 52.0 * density, frame.h),
+            Role::Switch => Frame::new(frame.x, frame.y, frame.w - SWITCH_DP * density, frame.h),
             _ => frame.inset(pad.min(frame.w / 4.0).min(frame.h / 4.0)),
         };
         let shows_text = !node.text.is_empty() || node.hint.as_deref().is_some_and(|h| !h.is_empty());
