@@ -5,7 +5,7 @@ use std::io::{BufRead, Write};
 
 use phonebench_actions::{Syntax, parse_action};
 
-use crate::{Agent, AgentError, AgentInput, AgentOutput, BoxFuture, Usage};
+use crate::{Agent, AgentError, AgentInput, AgentOutput, BoxFuture};
 
 /// Reads actions from stdin.
 #[derive(Debug, Clone, Default)]
@@ -48,7 +48,7 @@ impl Agent for HumanAgent {
             }
             let text = text.trim().to_string();
             let action = parse_action(&text, Syntax::Auto).map_err(|e| e.to_string());
-            Ok(AgentOutput { text, action, usage: Usage::default() })
+            Ok(AgentOutput::new(text, action))
         })
     }
 }

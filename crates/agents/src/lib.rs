@@ -7,18 +7,22 @@
 //!
 //! Scripted agents here: [`ReferenceAgent`] (replays a task's reference solution, resolving
 //! selectors on each screen), [`NoopAgent`], [`RandomAgent`] (seeded) and [`HumanAgent`]
-//! (terminal).
+//! (terminal). Model-driven agents (the published designs over any OpenAI-compatible server,
+//! configured by TOML files and prompt templates) are in [`llm`].
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use phonebench_actions::{Action, FinishStatus};
+pub use phonebench_model::CallRecord;
 use phonebench_observe::Observation;
+pub use phonebench_pixels::ScreenImage;
 use phonebench_uitree::UiTree;
 use serde::{Deserialize, Serialize};
 
 mod human;
+pub mod llm;
 mod random;
 mod reference;
 
@@ -57,6 +61,8 @@ pub struct AgentInput {
     pub max_steps: usize,
     /// MCP tools offered (names).
     pub mcp_tools: Vec<String>,
+    /// The current screen's picture (drawn only when an agent asks for its pixels).
+    pub screen: Option<ScreenImage>,
 }
 
 /// Tokens a model-driven agent used.
@@ -68,6 +74,16 @@ pub struct Usage {
     pub completion_tokens: u64,
 }
 
+impl Usage {
+    /// The tokens of a turn's calls.
+    pub fn of_calls(calls: &[CallRecord]) -> Usage {
+        calls.iter().fold(Usage::default(), |u, c| Usage {
+            prompt_tokens: u.prompt_tokens + c.usage.prompt_tokens,
+            completion_tokens: u.completion_tokens + c.usage.completion_tokens,
+        })
+    }
+}
+
 /// What an agent decided.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentOutput {
@@ -77,14 +93,36 @@ pub struct AgentOutput {
     pub action: Result<Action, String>,
     /// Tokens used for this turn.
     pub usage: Usage,
+    /// The model calls made for this turn, in order.
+    pub calls: Vec<CallRecord>,
+    /// The action came from a repair call: why the original output did not parse.
+    pub repaired_from: Option<String>,
 }
 
 impl AgentOutput {
     /// Output of a scripted agent: the action's canonical JSON as text.
     pub fn scripted(action: Action) -> AgentOutput {
         let text = serde_json::to_string(&action).unwrap_or_else(|e| format!("<unprintable action: {e}>"));
-        AgentOutput { text, action: Ok(action), usage: Usage::default() }
+        AgentOutput::new(text, Ok(action))
     }
+
+    /// An output with no model calls.
+    pub fn new(text: String, action: Result<Action, String>) -> AgentOutput {
+        AgentOutput { text, action, usage: Usage::default(), calls: Vec::new(), repaired_from: None }
+    }
+}
+
+/// What an agent that learns across trials is told about a finished trial.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialReport {
+    /// The goal.
+    pub goal: String,
+    /// 1-based number of the trial that ended.
+    pub trial: usize,
+    /// Its turns.
+    pub turns: Vec<Turn>,
+    /// Whether the task's checks passed (the environment's binary reward).
+    pub success: bool,
 }
 
 /// The agent could not produce an output for reasons outside its control (server down, stdin
@@ -100,6 +138,27 @@ pub trait Agent: Send {
 
     /// The next action.
     fn act<'a>(&'a mut self, input: &'a AgentInput) -> BoxFuture<'a, Result<AgentOutput, AgentError>>;
+
+    /// How many trials the agent may take at a task (each a fresh reset of the phone). Only
+    /// agents that learn from failure (Reflexion) take more than one.
+    fn trials(&self) -> usize {
+        1
+    }
+
+    /// A trial failed and another follows: learn what can be learnt, and forget the finished
+    /// trial's turns. Returns the model calls made.
+    fn reflect<'a>(
+        &'a mut self,
+        _report: &'a TrialReport,
+    ) -> BoxFuture<'a, Result<Vec<CallRecord>, AgentError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    /// Whether the agent rewrites outputs that do not parse (then results carry SPHINX's
+    /// "original" score beside the repaired one).
+    fn repairs(&self) -> bool {
+        false
+    }
 }
 
 /// Finishes at once: the baseline every task must fail.

@@ -1,6 +1,7 @@
 //! `phonebench`: the command-line front end. Thin: parsing arguments, reading files, printing;
 //! the work is in the library crates.
 
+mod models;
 mod play;
 mod report;
 mod screenshot;
@@ -66,9 +67,15 @@ enum Command {
     Validate(suite::ValidateArgs),
     /// Run a suite with an agent: episodes in parallel, results in SQLite and episodes.jsonl,
     /// a summary table and an HTML report.
-    Run(suite::RunArgs),
+    Run(Box<suite::RunArgs>),
     /// Write the static HTML report of a results folder.
     Report(report::ReportArgs),
+    /// List the agents (scripted and model-driven), or export a built-in one's configuration
+    /// and prompt templates to edit.
+    Agents(models::AgentsArgs),
+    /// Serve a scripted mock OpenAI-compatible model server (for dry runs and tests); prints its
+    /// base URL, then serves until stopped.
+    MockModel(models::MockArgs),
     /// Score SPHINX trajectory folders (`{i}.xml`, `meta.json` or `actions.json`,
     /// `activities.json`, `evaluator.json`) with upstream's evaluator semantics: one JSON line per
     /// folder. Exits 1 if a folder could not be read (the others still print).
@@ -193,6 +200,9 @@ impl From<SphinxModeArg> for SphinxMode {
 
 /// Exit status for input the tool rejects (a malformed action), as opposed to failures (1).
 const EXIT_REJECTED: u8 = 2;
+/// Exit status of a run that is incomplete: episodes failed for infrastructure reasons (a model
+/// server down) or the run stopped early; `--resume` completes it.
+const EXIT_INCOMPLETE: u8 = 3;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -227,7 +237,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(if suite::validate(&args)? { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Run(args) => {
-            suite::run(&args)?;
+            Ok(if suite::run(&args)? { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INCOMPLETE) })
+        }
+        Command::Agents(args) => {
+            models::agents(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::MockModel(args) => {
+            models::mock(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::SphinxEval(args) => Ok(ExitCode::from(sphinx_eval::run(&args)?.clamp(0, 255) as u8)),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use phonebench_env::{EpisodeOptions, FormatErrorPolicy};
 use phonebench_phone::Catalog;
-use phonebench_runner::{AgentKind, Limits, RunOptions, ValidationCache, metrics, run_suite, validate_task};
+use phonebench_runner::{Limits, RunOptions, ValidationCache, metrics, run_suite, validate_task};
 use phonebench_tasks::{Fnv, Suite};
 
 use crate::FormatArg;
@@ -44,9 +44,20 @@ pub struct RunArgs {
     /// Only tasks whose id matches this glob (`*`, `?`).
     #[arg(long)]
     tasks: Option<String>,
-    /// The agent: reference, noop, random or human.
+    /// The agent: a scripted one (reference, noop, random, human) or a model-driven one
+    /// (sphinx-react, t3a, m3a, reflexion, planner-executor, coords; needs --model and
+    /// --base-url). `phonebench agents` lists them.
     #[arg(long, default_value = "reference")]
     agent: String,
+    #[command(flatten)]
+    models: crate::models::ModelArgs,
+    /// Save a PNG of every screen of every episode under OUT/screenshots/ (the report shows them).
+    #[arg(long)]
+    save_screenshots: bool,
+    /// Stop starting episodes after this many infrastructure failures in a row (a model server
+    /// that is down); 0 never stops. The rest runs with --resume.
+    #[arg(long, default_value_t = 5)]
+    stop_after_infra: usize,
     /// Instances per task (parameters drawn per instance).
     #[arg(long, default_value_t = 1)]
     instances: u32,
@@ -132,10 +143,7 @@ fn load(args: &SuiteArgs) -> Result<(Suite, Catalog)> {
 /// `~/.cache/phonebench`; salted with every app package file and this executable, so a change to
 /// either validates again. `None` when no cache folder can be named.
 fn validation_cache(args: &SuiteArgs) -> Option<ValidationCache> {
-    let base = std::env::var_os("PHONEBENCH_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("phonebench")))
-        .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/phonebench")))?;
+    let base = crate::models::cache_base()?;
     let mut h = Fnv::default();
     let exe = std::env::current_exe().ok()?;
     let meta = std::fs::metadata(&exe).ok()?;
@@ -207,22 +215,23 @@ pub fn validate(args: &ValidateArgs) -> Result<bool> {
     Ok(valid == results.len())
 }
 
-/// Runs a suite, prints the summary table, writes the report.
-pub fn run(args: &RunArgs) -> Result<()> {
-    let agent = AgentKind::parse(&args.agent).map_err(anyhow::Error::msg)?;
+/// Runs a suite, prints the summary table, writes the report. `Ok(false)` when the run is
+/// incomplete (episodes failed for infrastructure reasons, or the run stopped early).
+pub fn run(args: &RunArgs) -> Result<bool> {
+    let setup = args.models.setup(&args.agent)?;
     let (suite, catalog) = load(&args.suite)?;
     let suite_name = suite.manifest.name.clone();
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(format!("{suite_name}-{}", agent.name())));
+        .unwrap_or_else(|| PathBuf::from("results").join(format!("{suite_name}-{}", setup.agent.name())));
     let concurrency = args
         .concurrency
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let options = RunOptions {
         suite_name,
         tasks: args.tasks.clone(),
-        agent,
+        agent: setup.agent,
         instances: args.instances.max(1),
         seed: args.seed.unwrap_or(suite.manifest.seed),
         concurrency,
@@ -241,6 +250,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
         },
         progress: !args.quiet,
         validation_cache: if args.revalidate { None } else { validation_cache(&args.suite) },
+        judge: setup.judge,
+        user: setup.user,
+        save_screenshots: args.save_screenshots,
+        stop_after_infrastructure: args.stop_after_infra,
     };
     if args.fresh {
         for name in ["results.sqlite", "results.sqlite-wal", "results.sqlite-shm", "episodes.jsonl"] {
@@ -249,10 +262,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 std::fs::remove_file(&file).with_context(|| format!("cannot delete {}", file.display()))?;
             }
         }
-        let report = out.join("report");
-        if report.is_dir() {
-            std::fs::remove_dir_all(&report)
-                .with_context(|| format!("cannot delete {}", report.display()))?;
+        for dir in ["report", phonebench_runner::run::SCREENSHOTS_DIR] {
+            let dir = out.join(dir);
+            if dir.is_dir() {
+                std::fs::remove_dir_all(&dir).with_context(|| format!("cannot delete {}", dir.display()))?;
+            }
         }
     }
     let rt = runtime()?;
@@ -266,10 +280,31 @@ pub fn run(args: &RunArgs) -> Result<()> {
         out.join(phonebench_runner::results::DB_FILE).display(),
         outcome.jsonl.display()
     );
+    let a = &outcome.accounting;
+    if a.calls > 0 {
+        println!(
+            "model calls this run: {} ({} from the cache); new tokens: {} prompt, {} completion; spent ${:.4}; waited {:.1} s",
+            a.calls,
+            a.cached_calls,
+            a.new_prompt_tokens,
+            a.new_completion_tokens,
+            a.new_cost_usd,
+            a.model_latency_ms as f64 / 1000.0
+        );
+    }
     if !args.no_report {
         let files = phonebench_report::write_report(&out, &out.join("report"))
             .map_err(|e| anyhow::anyhow!("report: {e}"))?;
         println!("report: {}", files.index.display());
     }
-    Ok(())
+    let infrastructure = summary.overall.infrastructure;
+    if let Some(why) = &outcome.stopped {
+        eprintln!("warning: {why}");
+    }
+    if infrastructure > 0 {
+        eprintln!(
+            "warning: {infrastructure} episodes failed for infrastructure reasons (not scored); run again with --resume to complete them"
+        );
+    }
+    Ok(infrastructure == 0 && outcome.stopped.is_none())
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use phonebench_actions::{Action, Target};
 use phonebench_observe::{Observation, ObservationFormat};
 use phonebench_phone::{Catalog, Display, Foreground, Phone, PhoneConfig, PhoneError};
+use phonebench_pixels::ScreenImage;
 use phonebench_tasks::TaskInstance;
 use phonebench_uitree::UiTree;
 
@@ -76,6 +77,27 @@ pub struct StepFeedback {
     pub done: bool,
 }
 
+/// One agent turn as the environment takes it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TurnInput {
+    /// What the agent said.
+    pub raw: String,
+    /// The action, or why the output is not one (a format error).
+    pub parsed: Option<Result<Action, String>>,
+    /// The action came from a repair call; why the original output did not parse.
+    pub repaired_from: Option<String>,
+    /// The answer to an `ask_user` question from a simulated user outside the environment (a
+    /// model-based user); `None` lets the built-in keyword user answer.
+    pub user_reply: Option<String>,
+}
+
+impl TurnInput {
+    /// A turn with just the output and its parse.
+    pub fn new(raw: String, parsed: Result<Action, String>) -> TurnInput {
+        TurnInput { raw, parsed: Some(parsed), repaired_from: None, user_reply: None }
+    }
+}
+
 /// A running episode.
 #[derive(Debug)]
 pub struct Episode {
@@ -122,7 +144,7 @@ impl Episode {
             trajectory.databases.insert(app.clone(), DatabasePair { initial, last: Vec::new() });
         }
         let observation = phone.observe(options.format)?;
-        let tree = Arc::new(phone.tree()?.clone());
+        let tree = phone.shared_tree()?;
         let mut episode = Episode {
             user: SimulatedUser::new(task.facts.clone()),
             phone,
@@ -158,6 +180,11 @@ impl Episode {
         &self.tree
     }
 
+    /// The current screen's picture, drawn only if its pixels are asked for.
+    pub fn screen_image(&mut self) -> Result<ScreenImage, EnvError> {
+        Ok(self.phone.screen_image()?)
+    }
+
     /// The phone (read access, e.g. for scripted agents that inspect state).
     pub fn phone(&self) -> &Phone {
         &self.phone
@@ -180,11 +207,29 @@ impl Episode {
 
     /// One agent turn: `raw` is what the agent said, `parsed` the action or why it did not parse.
     pub fn step(&mut self, raw: String, parsed: Result<Action, String>) -> Result<StepFeedback, EnvError> {
+        self.step_turn(TurnInput::new(raw, parsed))
+    }
+
+    /// One agent turn, with what a repair call or an outside simulated user contributed.
+    pub fn step_turn(&mut self, turn: TurnInput) -> Result<StepFeedback, EnvError> {
         if self.is_done() {
             return Err(EnvError::Ended);
         }
         let index = self.trajectory.steps.len();
-        let mut record = StepRecord { raw, ..StepRecord::default() };
+        let TurnInput { raw, parsed, repaired_from, user_reply } = turn;
+        let parsed = parsed.unwrap_or_else(|| Err("the agent produced no action".into()));
+        if repaired_from.is_some() && parsed.is_ok() && self.trajectory.databases_at_first_repair.is_empty() {
+            // The "original" episode ends before this step: keep the state it ended in.
+            for app in &self.tracked_apps {
+                let bytes = self.phone.database_bytes(app)?;
+                self.trajectory.databases_at_first_repair.insert(app.clone(), bytes);
+            }
+        }
+        let mut record = StepRecord {
+            raw,
+            repaired_from: repaired_from.filter(|_| parsed.is_ok()),
+            ..StepRecord::default()
+        };
         let mut end = None;
         match parsed {
             Err(reason) => {
@@ -202,7 +247,9 @@ impl Episode {
                     }
                     Action::Finish { status } => end = Some(EpisodeEnd::Finished { status: *status }),
                     Action::AskUser { text } => {
-                        let (answer, fact) = self.user.reply(text);
+                        let (keyword_answer, fact) = self.user.reply(text);
+                        // The fact is what the question was about, whoever answers it.
+                        let answer = user_reply.unwrap_or(keyword_answer);
                         self.trajectory.exchanges.push(Exchange {
                             step: index,
                             question: text.clone(),
@@ -262,7 +309,7 @@ impl Episode {
         }
         self.events_seen = self.phone.events().len();
         self.observation = self.phone.observe(self.options.format)?;
-        self.tree = Arc::new(self.phone.tree()?.clone());
+        self.tree = self.phone.shared_tree()?;
         self.record_screen();
         if end.is_none() && self.options.stop_on_repetition && self.repeated_three_times() {
             end = Some(EpisodeEnd::Repetition);

@@ -38,6 +38,9 @@ pub struct StepRecord {
     pub hit: Option<Node>,
     /// Feedback shown to the agent (the user's reply, a tool result, a notice).
     pub feedback: Option<String>,
+    /// The agent's first output did not parse and a repair call rewrote it: why the original
+    /// failed. `action` is the repaired action; SPHINX's "original" score ends the episode here.
+    pub repaired_from: Option<String>,
 }
 
 impl StepRecord {
@@ -184,6 +187,10 @@ pub struct Trajectory {
     pub mcp_calls: Vec<McpCallRecord>,
     /// Databases of the apps involved, by app id.
     pub databases: BTreeMap<String, DatabasePair>,
+    /// Each tracked app's database just before the first repaired step was applied (the state
+    /// the "original" episode, which ends at that step, finished in); empty when nothing was
+    /// repaired.
+    pub databases_at_first_repair: BTreeMap<String, Vec<u8>>,
 }
 
 impl Trajectory {
@@ -195,5 +202,49 @@ impl Trajectory {
     /// Number of format errors.
     pub fn format_errors(&self) -> usize {
         self.steps.iter().filter(|s| s.format_error.is_some()).count()
+    }
+
+    /// Number of steps whose action came from a repair call.
+    pub fn repairs(&self) -> usize {
+        self.steps.iter().filter(|s| s.repaired_from.is_some()).count()
+    }
+
+    /// The episode as it would have been without output repair (SPHINX's "original" score): it
+    /// ends at the first repaired step with a format error, as SPHINX ends an episode whose
+    /// answer does not parse. Screens, events, exchanges and MCP calls from that step on are
+    /// dropped, and each database's last state is the one before that step. `None` when no step
+    /// was repaired (the original episode is this one).
+    pub fn original(&self) -> Option<Trajectory> {
+        let k = self.steps.iter().position(|s| s.repaired_from.is_some())?;
+        let mut failed = self.steps[k].clone();
+        failed.format_error = failed.repaired_from.take();
+        failed.action = None;
+        failed.point = None;
+        failed.hit = None;
+        failed.rejected = None;
+        failed.feedback = None;
+        let mut steps = self.steps[..k].to_vec();
+        steps.push(failed);
+        let databases = self
+            .databases
+            .iter()
+            .map(|(app, pair)| {
+                let last =
+                    self.databases_at_first_repair.get(app).cloned().unwrap_or_else(|| pair.last.clone());
+                (app.clone(), DatabasePair { initial: pair.initial.clone(), last })
+            })
+            .collect();
+        Some(Trajectory {
+            // The format error was issued on screen k and changed nothing.
+            screens: self.screens[..=k].iter().chain(std::iter::once(&self.screens[k])).cloned().collect(),
+            steps,
+            end: Some(EpisodeEnd::FormatError),
+            answer: None,
+            events: self.events.iter().filter(|e| e.step < k).cloned().collect(),
+            exchanges: self.exchanges.iter().filter(|e| e.step < k).cloned().collect(),
+            mcp_calls: self.mcp_calls.iter().filter(|e| e.step < k).cloned().collect(),
+            databases,
+            databases_at_first_repair: BTreeMap::new(),
+        })
     }
 }

@@ -301,6 +301,7 @@ pub fn stop_after(trajectory: &Trajectory, k: usize) -> Trajectory {
         exchanges: trajectory.exchanges.iter().filter(|e| e.step < k).cloned().collect(),
         mcp_calls: trajectory.mcp_calls.iter().filter(|e| e.step < k).cloned().collect(),
         databases: trajectory.databases.clone(),
+        databases_at_first_repair: trajectory.databases_at_first_repair.clone(),
     }
 }
 

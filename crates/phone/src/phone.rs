@@ -19,7 +19,7 @@ use crate::display::Display;
 use crate::render::{NodeInfo, Screen, TOAST_LAYER};
 use crate::view::{Handler, Kind, SystemHandler};
 use crate::{MS_PER_ACTION, TOAST_MS};
-use phonebench_pixels::{Paint, Pixmap};
+use phonebench_pixels::{Paint, Pixmap, ScreenImage};
 
 /// Battery level the status bar shows; the Settings app's seed says the same.
 pub const BATTERY_PERCENT: u8 = 85;
@@ -382,22 +382,33 @@ impl Phone {
         }
     }
 
-    /// The current screen as pixels (the display's size), in the theme the Settings app chose.
-    pub fn screenshot(&mut self) -> Result<Pixmap, PhoneError> {
-        let dark = self.dark_theme();
+    /// The current screen's UI tree, shared (no copy).
+    pub fn shared_tree(&mut self) -> Result<Arc<UiTree>, PhoneError> {
+        self.ensure_screen()?;
+        match &self.screen {
+            Some(s) => Ok(s.tree.clone()),
+            None => Err(PhoneError::App { app: "phone".into(), message: "no screen rendered".into() }),
+        }
+    }
+
+    /// The current screen's picture, drawn only when its pixels are first asked for (the display's
+    /// size, in the theme the Settings app chose).
+    pub fn screen_image(&mut self) -> Result<ScreenImage, PhoneError> {
+        let theme = *phonebench_pixels::Theme::for_dark(self.dark_theme());
         let display = self.config.display;
         self.ensure_screen()?;
-        let Some(screen) = &self.screen else {
-            return Err(PhoneError::App { app: "phone".into(), message: "no screen rendered".into() });
-        };
-        phonebench_pixels::render(
-            &screen.tree,
-            &screen.paints,
-            display.width,
-            display.height,
-            phonebench_pixels::Theme::for_dark(dark),
-        )
-        .map_err(|e| PhoneError::Display(e.to_string()))
+        match &self.screen {
+            Some(s) => {
+                Ok(ScreenImage::drawn(s.tree.clone(), s.paints.clone(), display.width, display.height, theme))
+            }
+            None => Err(PhoneError::App { app: "phone".into(), message: "no screen rendered".into() }),
+        }
+    }
+
+    /// The current screen as pixels (the display's size), in the theme the Settings app chose.
+    pub fn screenshot(&mut self) -> Result<Pixmap, PhoneError> {
+        let image = self.screen_image()?;
+        image.pixmap().cloned().map_err(|e| PhoneError::Display(e.to_string()))
     }
 
     /// Rows of a query on an app's database, as JSON objects (for checks and tools).

@@ -86,10 +86,11 @@ pub(crate) const TOAST_LAYER: i32 = 10;
 /// The composed screen.
 #[derive(Debug, Clone)]
 pub(crate) struct Screen {
-    pub tree: UiTree,
+    /// Shared: episodes and screenshots hold it without copying.
+    pub tree: Arc<UiTree>,
     pub infos: Vec<NodeInfo>,
     /// How each node is drawn (the screenshot's side of the tree), by node id.
-    pub paints: Vec<Paint>,
+    pub paints: Arc<[Paint]>,
     /// Bounds of the dialog or menu, when one is shown.
     pub overlay_bounds: Option<Bounds>,
     /// Bounds of the status bar, navigation bar and keyboard (taps there do not close overlays).
@@ -273,7 +274,7 @@ impl Phone {
             drop(windows);
             self.apps[i].cache = Some(ScreenCache { key, view: main_view, boxes });
         }
-        Ok(Screen { tree, infos, paints, overlay_bounds, system_bounds })
+        Ok(Screen { tree: Arc::new(tree), infos, paints: paints.into(), overlay_bounds, system_bounds })
     }
 
     /// What app `i`'s top screen depends on now; `None` before its first render (which applies

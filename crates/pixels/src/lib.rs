@@ -13,19 +13,21 @@
 
 mod draw;
 pub mod icons;
+mod image;
 mod paint;
 mod som;
 pub mod text;
 mod theme;
 
 pub use draw::{CHECK_DP, ICON_WITH_TEXT_DP, LINE_HEIGHT, SWITCH_DP, drawing_order, render, render_inferred};
+pub use image::ScreenImage;
 pub use paint::{Align, Frame, Paint, Role, TextLook, Tone, guess_icon};
 pub use som::{SomStyle, draw_marks};
 pub use theme::{Rgba, Theme};
 pub use tiny_skia::Pixmap;
 
 /// Why a frame could not be drawn or encoded.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum PixelsError {
     /// The pixmap size is zero or too large.
     #[error("cannot draw a {width}x{height} frame")]

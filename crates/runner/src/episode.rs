@@ -1,23 +1,28 @@
 //! One episode from start to verdict: set up, loop agent turns under the step budget and the
-//! wall-clock limit, evaluate, and turn it into stored rows.
+//! wall-clock limit, evaluate; for agents that learn across trials, several trials with a
+//! reflection between them.
 
-use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use phonebench_agents::{Agent, AgentInput, ReferenceAgent, Turn};
-use phonebench_env::{EnvError, Episode, EpisodeEnd, EpisodeOptions, Trajectory};
-use phonebench_eval::{CriterionVerdict, EvalContext, Semantics, Verdict, evaluate};
+use phonebench_actions::Action;
+use phonebench_agents::llm::user::ModelUser;
+use phonebench_agents::{Agent, AgentInput, CallRecord, ReferenceAgent, TrialReport, Turn};
+use phonebench_env::{EnvError, Episode, EpisodeEnd, EpisodeOptions, Trajectory, TurnInput};
+use phonebench_eval::{EvalContext, Semantics, Verdict, evaluate};
 use phonebench_phone::Catalog;
+use phonebench_pixels::ScreenImage;
 use phonebench_tasks::TaskInstance;
 
-use crate::results::{CriterionResult, EpisodeResult, StepResult, Usage};
+use crate::results::Usage;
 
 /// Limits of one episode.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     /// Overrides the task's step budget.
     pub max_steps: Option<u32>,
-    /// Wall-clock limit.
+    /// Wall-clock limit (for all trials together).
     pub timeout: Duration,
 }
 
@@ -27,17 +32,63 @@ impl Default for Limits {
     }
 }
 
-/// A finished episode.
+/// Where an episode's screenshots go: `results_dir/folder/step-NNN.png`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScreenshotSink {
+    /// The results folder.
+    pub results_dir: PathBuf,
+    /// The episode's folder, relative to `results_dir` (with `/` separators).
+    pub folder: String,
+}
+
+impl ScreenshotSink {
+    /// Writes `image` as `name` in the episode's folder; returns its path relative to the
+    /// results folder.
+    fn save(&self, image: &ScreenImage, name: &str) -> Result<String, String> {
+        let png = image.png().map_err(|e| format!("screenshot: {e}"))?;
+        let relative = format!("{}/{name}", self.folder);
+        let path = self.results_dir.join(&relative);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        std::fs::write(&path, &png[..]).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(relative)
+    }
+}
+
+/// What an episode may use besides its agent.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// A model-based simulated user answering `ask_user` (the keyword user otherwise).
+    pub user: Option<Arc<ModelUser>>,
+    /// Save a screenshot of every screen.
+    pub screenshots: Option<ScreenshotSink>,
+}
+
+/// A finished episode (one trial).
 #[derive(Debug)]
 pub struct Finished {
     /// The trajectory.
     pub trajectory: Trajectory,
     /// The verdict.
     pub verdict: Verdict,
+    /// The verdict of the episode as it would have ended without output repair (SPHINX's
+    /// "original"), when a step was repaired.
+    pub original: Option<Verdict>,
     /// Tokens used.
     pub usage: Usage,
     /// The observations shown before each step (and the final one).
     pub observations: Vec<String>,
+    /// The model calls of each step.
+    pub calls: Vec<Vec<CallRecord>>,
+    /// Each screen's saved screenshot, relative to the results folder.
+    pub screenshots: Vec<Option<String>>,
+    /// The screen size.
+    pub screen_size: (u32, u32),
+    /// The turns as the agent's history saw them.
+    pub turns: Vec<Turn>,
+    /// The last screen's picture (for judges that look at it).
+    pub last_screen: Option<ScreenImage>,
 }
 
 /// Runs `agent` on `task` to the end and evaluates the trajectory.
@@ -48,14 +99,47 @@ pub async fn run_episode(
     options: EpisodeOptions,
     limits: Limits,
 ) -> Result<Finished, EnvError> {
+    let deadline = Instant::now() + limits.timeout;
+    run_trial(catalog, task, agent, options, limits, &Extras::default(), 0, deadline).await
+}
+
+/// One trial: a fresh phone, agent turns until the episode ends, the verdicts.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_trial(
+    catalog: &Catalog,
+    task: &TaskInstance,
+    agent: &mut dyn Agent,
+    options: EpisodeOptions,
+    limits: Limits,
+    extras: &Extras,
+    trial: usize,
+    deadline: Instant,
+) -> Result<Finished, EnvError> {
     let mut task = task.clone();
     if let Some(m) = limits.max_steps {
         task.max_steps = m;
     }
-    let started = Instant::now();
     let mut episode = Episode::start(catalog, &task, options)?;
     let mut usage = Usage::default();
     let mut observations = vec![episode.observation().text.clone()];
+    let mut calls = Vec::new();
+    let mut screenshots = Vec::new();
+    let screen = episode.screen_image()?;
+    let screen_size = screen.size();
+    let shot_name = |step: usize| {
+        if trial == 0 {
+            format!("step-{step:03}.png")
+        } else {
+            format!("trial-{}/step-{step:03}.png", trial + 1)
+        }
+    };
+    let mut infrastructure: Option<String> = None;
+    if let Some(sink) = &extras.screenshots {
+        match sink.save(&screen, &shot_name(0)) {
+            Ok(p) => screenshots.push(Some(p)),
+            Err(e) => infrastructure = Some(e),
+        }
+    }
     let mut input = AgentInput {
         goal: episode.goal().to_string(),
         observation: episode.observation().clone(),
@@ -64,9 +148,14 @@ pub async fn run_episode(
         step: 0,
         max_steps: task.max_steps as usize,
         mcp_tools: task.mcp_tools.clone(),
+        screen: Some(screen),
     };
     while !episode.is_done() {
-        let Some(remaining) = limits.timeout.checked_sub(started.elapsed()) else {
+        if let Some(message) = infrastructure.take() {
+            episode.end_with(EpisodeEnd::Infrastructure { message });
+            break;
+        }
+        let Some(remaining) = deadline.checked_duration_since(Instant::now()) else {
             episode.end_with(EpisodeEnd::Timeout);
             break;
         };
@@ -81,19 +170,147 @@ pub async fn run_episode(
             }
             Ok(Ok(output)) => output,
         };
-        usage.prompt_tokens += output.usage.prompt_tokens;
-        usage.completion_tokens += output.usage.completion_tokens;
-        let feedback = episode.step(output.text.clone(), output.action.clone())?;
+        let mut step_calls = output.calls;
+        let mut user_reply = None;
+        if let (Some(user), Ok(Action::AskUser { text })) = (&extras.user, &output.action) {
+            let history: Vec<(String, String)> = episode
+                .trajectory()
+                .exchanges
+                .iter()
+                .map(|x| (x.question.clone(), x.answer.clone()))
+                .collect();
+            match user.reply(&task.goal, &task.facts, text, &history).await {
+                Ok((reply, record)) => {
+                    step_calls.push(record);
+                    user_reply = Some(reply);
+                }
+                Err(e) => {
+                    episode
+                        .end_with(EpisodeEnd::Infrastructure { message: format!("simulated user: {}", e.0) });
+                    break;
+                }
+            }
+        }
+        // Model agents report their calls; an agent without calls may still report tokens.
+        let step_usage = if step_calls.is_empty() {
+            output.usage
+        } else {
+            phonebench_agents::Usage::of_calls(&step_calls)
+        };
+        usage.prompt_tokens += step_usage.prompt_tokens;
+        usage.completion_tokens += step_usage.completion_tokens;
+        let feedback = episode.step_turn(TurnInput {
+            raw: output.text.clone(),
+            parsed: Some(output.action.clone()),
+            repaired_from: output.repaired_from,
+            user_reply,
+        })?;
+        calls.push(step_calls);
         observations.push(episode.observation().text.clone());
         input.history.push(Turn { raw: output.text, action: output.action.ok(), feedback: feedback.message });
         input.observation = episode.observation().clone();
         input.tree = episode.tree().clone();
         input.step = episode.steps_taken();
+        let screen = episode.screen_image()?;
+        if let Some(sink) = &extras.screenshots {
+            match sink.save(&screen, &shot_name(input.step)) {
+                Ok(p) => screenshots.push(Some(p)),
+                Err(e) => infrastructure = Some(e),
+            }
+        }
+        input.screen = Some(screen);
     }
+    if let Some(message) = infrastructure {
+        episode.end_with(EpisodeEnd::Infrastructure { message });
+    }
+    let last_screen = input.screen.take();
     let trajectory = episode.finish()?;
     let ctx = EvalContext { semantics: Semantics::AnyMatch, sql_params: task.sql_params.clone() };
     let verdict = evaluate(&task.criteria, &trajectory, &ctx);
-    Ok(Finished { trajectory, verdict, usage, observations })
+    let original = trajectory.original().map(|t| evaluate(&task.criteria, &t, &ctx));
+    Ok(Finished {
+        trajectory,
+        verdict,
+        original,
+        usage,
+        observations,
+        calls,
+        screenshots,
+        screen_size,
+        turns: input.history,
+        last_screen,
+    })
+}
+
+/// Every trial an agent took at a task, and the calls of the reflections between them.
+#[derive(Debug)]
+pub struct AgentRun {
+    /// The trials, in order; the last one is scored.
+    pub trials: Vec<Finished>,
+    /// After trial `i` failed (for each but the last): the reflection's model calls.
+    pub reflections: Vec<Vec<CallRecord>>,
+}
+
+impl AgentRun {
+    /// The scored trial.
+    pub fn last(&self) -> Option<&Finished> {
+        self.trials.last()
+    }
+}
+
+/// Runs `agent` for as many trials as it takes (one for most agents): after a failed trial that
+/// is not the last, the agent reflects, and a fresh phone starts the next. Stops at the first
+/// success, an infrastructure failure or a timeout.
+pub async fn run_agent(
+    catalog: &Catalog,
+    task: &TaskInstance,
+    agent: &mut dyn Agent,
+    options: EpisodeOptions,
+    limits: Limits,
+    extras: &Extras,
+) -> Result<AgentRun, EnvError> {
+    let deadline = Instant::now() + limits.timeout;
+    let trials = agent.trials().max(1);
+    let mut run = AgentRun { trials: Vec::new(), reflections: Vec::new() };
+    for trial in 0..trials {
+        let finished = run_trial(catalog, task, agent, options, limits, extras, trial, deadline).await?;
+        let stop = finished.verdict.success
+            || trial + 1 == trials
+            || matches!(
+                finished.trajectory.end,
+                Some(EpisodeEnd::Infrastructure { .. } | EpisodeEnd::Timeout)
+            );
+        let report = TrialReport {
+            goal: task.goal.clone(),
+            trial: trial + 1,
+            turns: finished.turns.clone(),
+            success: finished.verdict.success,
+        };
+        run.trials.push(finished);
+        if stop {
+            break;
+        }
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(remaining, agent.reflect(&report)).await {
+            Ok(Ok(calls)) => run.reflections.push(calls),
+            Ok(Err(e)) => {
+                mark_last(&mut run, EpisodeEnd::Infrastructure { message: format!("reflection: {}", e.0) });
+                break;
+            }
+            Err(_) => {
+                mark_last(&mut run, EpisodeEnd::Timeout);
+                break;
+            }
+        }
+    }
+    Ok(run)
+}
+
+/// Ends the run with `end` after its last trial was scored (the next trial never started).
+fn mark_last(run: &mut AgentRun, end: EpisodeEnd) {
+    if let Some(last) = run.trials.last_mut() {
+        last.trajectory.end = Some(end);
+    }
 }
 
 /// How many turns the reference solution takes on this instance (for SPL), and whether it
@@ -117,7 +334,7 @@ pub async fn reference_run(
 /// Actions equal to an earlier action of the episode (SPHINX's repetition count: same action,
 /// same point), counted over actions after the first.
 pub fn repetitions(trajectory: &Trajectory) -> u32 {
-    let mut seen: Vec<(&phonebench_actions::Action, Option<(i32, i32)>)> = Vec::new();
+    let mut seen: Vec<(&Action, Option<(i32, i32)>)> = Vec::new();
     let mut count = 0;
     for step in &trajectory.steps {
         let Some(action) = &step.action else { continue };
@@ -127,125 +344,4 @@ pub fn repetitions(trajectory: &Trajectory) -> u32 {
         seen.push((action, step.point));
     }
     count
-}
-
-fn criterion_result(v: &CriterionVerdict) -> CriterionResult {
-    CriterionResult {
-        label: v.label.clone(),
-        passed: v.passed,
-        step: v.step,
-        detail: v.detail.clone(),
-        children: v.children.iter().map(criterion_result).collect(),
-    }
-}
-
-fn end_name(end: Option<&EpisodeEnd>) -> String {
-    match end {
-        Some(EpisodeEnd::Finished { status }) => format!("finished ({status:?})").to_lowercase(),
-        Some(EpisodeEnd::Answered) => "answered".into(),
-        Some(EpisodeEnd::Budget) | None => "budget".into(),
-        Some(EpisodeEnd::Repetition) => "repetition".into(),
-        Some(EpisodeEnd::FormatError) => "format_error".into(),
-        Some(EpisodeEnd::Timeout) => "timeout".into(),
-        Some(EpisodeEnd::Infrastructure { .. }) => "infrastructure".into(),
-    }
-}
-
-/// An episode's result with its identity filled in and nothing measured yet.
-pub fn blank_result(task: &TaskInstance, agent: &str) -> EpisodeResult {
-    EpisodeResult {
-        key: episode_key(&task.task_id, task.instance),
-        task_id: task.task_id.clone(),
-        instance: task.instance,
-        seed: task.seed,
-        category: task.category.name().to_string(),
-        tags: task.tags.clone(),
-        goal: task.goal.clone(),
-        agent: agent.to_string(),
-        success: false,
-        acp: 0.0,
-        steps: 0,
-        reference_steps: 0,
-        queries: 0,
-        mcp_calls: 0,
-        format_errors: 0,
-        repetitions: 0,
-        end: String::new(),
-        infrastructure_error: None,
-        answer: None,
-        criteria: Vec::new(),
-        usage: Usage::default(),
-    }
-}
-
-/// The stored form of a finished episode.
-pub fn to_results(
-    task: &TaskInstance,
-    agent: &str,
-    reference_steps: u32,
-    finished: &Finished,
-) -> (EpisodeResult, Vec<StepResult>) {
-    let t = &finished.trajectory;
-    let infrastructure_error = match &t.end {
-        Some(EpisodeEnd::Infrastructure { message }) => Some(message.clone()),
-        _ => None,
-    };
-    let episode = EpisodeResult {
-        success: finished.verdict.success && infrastructure_error.is_none(),
-        acp: finished.verdict.acp,
-        steps: t.steps.len() as u32,
-        reference_steps,
-        queries: t.exchanges.len() as u32,
-        mcp_calls: t.mcp_calls.len() as u32,
-        format_errors: t.format_errors() as u32,
-        repetitions: repetitions(t),
-        end: end_name(t.end.as_ref()),
-        infrastructure_error,
-        answer: t.answer.clone(),
-        criteria: finished.verdict.criteria.iter().map(criterion_result).collect(),
-        usage: finished.usage,
-        ..blank_result(task, agent)
-    };
-    let mut steps = Vec::new();
-    for (i, screen) in t.screens.iter().enumerate() {
-        let step = t.steps.get(i);
-        steps.push(StepResult {
-            step: i as u32,
-            app: screen.app.clone(),
-            activity: screen.activity.clone(),
-            observation: finished.observations.get(i).cloned().unwrap_or_default(),
-            raw: step.map(|s| s.raw.clone()).unwrap_or_default(),
-            action: step.and_then(|s| s.action.as_ref()).and_then(|a| serde_json::to_value(a).ok()),
-            point: step.and_then(|s| s.point),
-            hit: step.and_then(|s| s.hit.as_ref()).map(describe_node),
-            feedback: step.and_then(|s| s.feedback.clone()),
-            format_error: step.and_then(|s| s.format_error.clone()),
-            rejected: step.and_then(|s| s.rejected.clone()),
-        });
-    }
-    (episode, steps)
-}
-
-fn describe_node(node: &phonebench_uitree::Node) -> String {
-    let mut parts = vec![node.class.clone()];
-    if !node.resource_id.is_empty() {
-        parts.push(format!("id={}", node.short_resource_id()));
-    }
-    if !node.text.is_empty() {
-        parts.push(format!("text={:?}", node.text));
-    }
-    if !node.content_desc.is_empty() {
-        parts.push(format!("desc={:?}", node.content_desc));
-    }
-    parts.join(" ")
-}
-
-/// `task#instance`.
-pub fn episode_key(task_id: &str, instance: u32) -> String {
-    format!("{task_id}#{instance}")
-}
-
-/// Tags as `axis=value` strings.
-pub fn tag_labels(tags: &BTreeMap<String, Vec<String>>) -> Vec<String> {
-    tags.iter().flat_map(|(axis, values)| values.iter().map(move |v| format!("{axis}={v}"))).collect()
 }

@@ -9,11 +9,12 @@
 
 pub mod episode;
 pub mod metrics;
+pub mod record;
 pub mod results;
 pub mod run;
 pub mod validate;
 
-pub use episode::{Limits, run_episode};
+pub use episode::{Extras, Limits, run_agent, run_episode};
 pub use results::{EpisodeResult, ResultsDb, RunConfig, StepResult};
-pub use run::{AgentKind, RunError, RunOptions, RunOutcome, run_suite};
+pub use run::{AgentChoice, AgentKind, RunError, RunOptions, RunOutcome, run_suite};
 pub use validate::{TaskValidation, ValidationCache, validate_task};

@@ -24,6 +24,13 @@
 //! - **repetition rate** (SPHINX §11): `Σ repetitions / Σ max(steps − 1, 0)`: the first action of
 //!   an episode cannot repeat an earlier one.
 //! - **tokens**: sums of prompt and completion tokens of the scored episodes.
+//! - **SR (original)** (SPHINX): for agents that repair unparseable outputs, the SR of the
+//!   episodes as they would have ended at the first output that needed repair; `SR` is then
+//!   SPHINX's "repaired" figure. `None` when no episode of the group carries it.
+//! - **judge SR** (UINavBench's model judge): share of the judged episodes (those whose judges
+//!   all gave a verdict) that every judge passed. Never part of SR.
+//! - **model calls / cost**: calls made and the price of their tokens (episodes without a price
+//!   leave the cost undefined).
 //!
 //! Edge cases: a figure whose denominator is zero (no scored episodes, no turns, no interaction
 //! episode and no question) is `None`, never NaN, so tables print "-" instead of a number that
@@ -35,6 +42,102 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::results::EpisodeResult;
+
+/// One metric's name and definition, for tables' legends and the report's glossary page
+/// (`docs/metrics.md` says the same, tested).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Term {
+    /// The column header (`SR`, `ACP`, ...).
+    pub name: &'static str,
+    /// What it is called in full.
+    pub title: &'static str,
+    /// How it is computed and where it comes from.
+    pub definition: &'static str,
+}
+
+/// Every figure of the summary tables.
+pub const GLOSSARY: &[Term] = &[
+    Term {
+        name: "scored",
+        title: "scored episodes",
+        definition: "Episodes whose result counts: every episode of the group except infrastructure failures.",
+    },
+    Term {
+        name: "SR",
+        title: "success rate",
+        definition: "Share of scored episodes in which every top-level criterion of the task held. Episodes that failed for infrastructure reasons are not scored.",
+    },
+    Term {
+        name: "ACP",
+        title: "average completion proportion (SPHINX)",
+        definition: "Mean over scored episodes of the share of top-level criteria that held: partial progress counts.",
+    },
+    Term {
+        name: "SPL",
+        title: "success weighted by path length (UINavBench)",
+        definition: "Mean over scored episodes of success x reference steps / max(steps taken, reference steps).",
+    },
+    Term {
+        name: "steps",
+        title: "average steps",
+        definition: "Mean number of agent turns per scored episode (a final answer or finish counts as a turn).",
+    },
+    Term {
+        name: "queries",
+        title: "average ask_user queries (MobileWorld)",
+        definition: "Mean number of ask_user questions per scored episode.",
+    },
+    Term {
+        name: "UIQ",
+        title: "user-interaction quality (MobileWorld)",
+        definition: "Sum over interaction-task episodes of success / queries (0 without queries), divided by the number of interaction episodes plus other episodes that asked at least once: needless questions lower it.",
+    },
+    Term {
+        name: "MCP",
+        title: "average MCP calls (MobileWorld)",
+        definition: "Mean number of MCP tool calls per scored episode.",
+    },
+    Term {
+        name: "fmt-err",
+        title: "format-error rate (SPHINX)",
+        definition: "Turns whose output did not parse as the agent wrote it, divided by all turns; outputs a repair call fixed count as errors.",
+    },
+    Term {
+        name: "repeat",
+        title: "repetition rate (SPHINX)",
+        definition: "Actions identical to an earlier action of the same episode (same action, same point), divided by all actions after the first.",
+    },
+    Term {
+        name: "SR-orig",
+        title: "original success rate (SPHINX, agents with output repair)",
+        definition: "SR of the episodes as they would have ended without repair: at the first output that did not parse, as SPHINX ends an episode. SR is then SPHINX's repaired figure.",
+    },
+    Term {
+        name: "judge",
+        title: "model-judge success rate (UINavBench)",
+        definition: "Share of judged episodes that the model judge passed. Reported apart; never part of SR.",
+    },
+    Term {
+        name: "infra",
+        title: "infrastructure failures",
+        definition: "Episodes that could not be scored because the harness or a model server failed; they are retried by --resume and never count as the agent's failures.",
+    },
+    Term {
+        name: "calls",
+        title: "model calls",
+        definition: "Model calls made: agent actions, repairs, summaries, grounding, reflections, judges and simulated users, cached ones included.",
+    },
+    Term {
+        name: "cost",
+        title: "price of the tokens",
+        definition: "USD for the tokens of all model calls at the price table's list prices (cached calls included); undefined when a model has no price.",
+    },
+    Term {
+        name: "tokens",
+        title: "tokens",
+        definition: "Prompt and completion tokens as the servers reported them, including calls answered from the response cache (which cost nothing new).",
+    },
+];
 
 /// The category whose episodes are interaction tasks for UIQ (`Category::AskUser`'s name).
 pub const INTERACTION_CATEGORY: &str = "ask_user";
@@ -72,6 +175,18 @@ pub struct Metrics {
     pub prompt_tokens: u64,
     /// Completion tokens, summed.
     pub completion_tokens: u64,
+    /// SR without output repair, over the episodes that carry it.
+    pub sr_original: Option<f64>,
+    /// ACP without output repair, over the episodes that carry it.
+    pub acp_original: Option<f64>,
+    /// Episodes with a model-judge verdict.
+    pub judged: usize,
+    /// Share of judged episodes the judges passed.
+    pub judge_sr: Option<f64>,
+    /// Model calls, summed.
+    pub model_calls: u64,
+    /// Price of the tokens in USD, when every scored episode with calls has one.
+    pub cost_usd: Option<f64>,
 }
 
 /// A named group's figures: a category, or a tag value written `axis=value`.
@@ -115,6 +230,9 @@ pub fn metrics<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -> Met
     let (mut acp, mut spl, mut steps, mut queries, mut mcp) = (0.0, 0.0, 0u64, 0u64, 0u64);
     let (mut format_errors, mut repetitions, mut repeatable) = (0u64, 0u64, 0u64);
     let (mut uiq_sum, mut uiq_den) = (0.0, 0u64);
+    let (mut original, mut original_success, mut original_acp) = (0u64, 0u64, 0.0);
+    let mut judge_passed = 0u64;
+    let (mut cost, mut cost_known) = (0.0, true);
     for e in episodes {
         m.episodes += 1;
         if e.infrastructure_error.is_some() {
@@ -141,7 +259,26 @@ pub fn metrics<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -> Met
         }
         m.prompt_tokens += e.usage.prompt_tokens;
         m.completion_tokens += e.usage.completion_tokens;
+        if let Some(o) = &e.original {
+            original += 1;
+            original_success += u64::from(o.success);
+            original_acp += o.acp;
+        }
+        if let Some(passed) = e.judge_passed() {
+            m.judged += 1;
+            judge_passed += u64::from(passed);
+        }
+        m.model_calls += u64::from(e.model_calls);
+        match e.cost_usd {
+            Some(c) => cost += c,
+            None if e.model_calls > 0 => cost_known = false,
+            None => {}
+        }
     }
+    m.sr_original = ratio(original_success as f64, original as f64);
+    m.acp_original = ratio(original_acp, original as f64);
+    m.judge_sr = ratio(judge_passed as f64, m.judged as f64);
+    m.cost_usd = (cost_known && m.model_calls > 0).then_some(cost);
     let n = m.scored as f64;
     m.sr = ratio(m.successes as f64, n);
     m.acp = ratio(acp, n);
@@ -197,8 +334,15 @@ pub fn number(value: Option<f64>, decimals: usize) -> String {
 const HEADERS: [&str; 12] =
     ["group", "scored", "infra", "SR", "ACP", "SPL", "steps", "queries", "UIQ", "MCP", "fmt-err", "repeat"];
 
-fn table_cells(name: String, m: &Metrics) -> Vec<String> {
-    vec![
+/// Columns shown only when some episode has them.
+#[derive(Debug, Clone, Copy)]
+struct Optional {
+    original: bool,
+    judge: bool,
+}
+
+fn table_cells(name: String, m: &Metrics, optional: Optional) -> Vec<String> {
+    let mut cells = vec![
         name,
         m.scored.to_string(),
         m.infrastructure.to_string(),
@@ -211,7 +355,14 @@ fn table_cells(name: String, m: &Metrics) -> Vec<String> {
         number(m.avg_mcp_calls, 2),
         percent(m.format_error_rate),
         percent(m.repetition_rate),
-    ]
+    ];
+    if optional.original {
+        cells.push(percent(m.sr_original));
+    }
+    if optional.judge {
+        cells.push(percent(m.judge_sr));
+    }
+    cells
 }
 
 /// One line of the terminal table.
@@ -227,8 +378,18 @@ enum Line {
 /// An aligned plain-text table for the terminal: the overall row, then one per category, then
 /// one per tag value, then the token totals. Names are left-aligned, figures right-aligned.
 pub fn format_table(summary: &Summary) -> String {
-    let mut lines = vec![Line::Cells(HEADERS.iter().map(|h| h.to_string()).collect())];
-    lines.push(Line::Cells(table_cells("overall".to_string(), &summary.overall)));
+    let o = &summary.overall;
+    let optional = Optional { original: o.sr_original.is_some(), judge: o.judged > 0 };
+    let mut headers: Vec<String> = HEADERS.iter().map(|h| h.to_string()).collect();
+    if optional.original {
+        headers.push("SR-orig".into());
+    }
+    if optional.judge {
+        headers.push("judge".into());
+    }
+    let columns = headers.len();
+    let mut lines = vec![Line::Cells(headers)];
+    lines.push(Line::Cells(table_cells("overall".to_string(), o, optional)));
     for (title, groups) in [("category", &summary.categories), ("tag", &summary.tags)] {
         if groups.is_empty() {
             continue;
@@ -236,10 +397,10 @@ pub fn format_table(summary: &Summary) -> String {
         lines.push(Line::Blank);
         lines.push(Line::Heading(title));
         for g in groups {
-            lines.push(Line::Cells(table_cells(format!("  {}", g.name), &g.metrics)));
+            lines.push(Line::Cells(table_cells(format!("  {}", g.name), &g.metrics, optional)));
         }
     }
-    let mut widths = [0usize; HEADERS.len()];
+    let mut widths = vec![0usize; columns];
     for line in &lines {
         if let Line::Cells(cells) = line {
             for (w, cell) in widths.iter_mut().zip(cells) {
@@ -257,7 +418,7 @@ pub fn format_table(summary: &Summary) -> String {
             }
             Line::Cells(cells) => {
                 let mut text = String::new();
-                for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+                for (i, (cell, &w)) in cells.iter().zip(&widths).enumerate() {
                     // Padding by character count, not bytes: names may hold any Unicode.
                     let pad = " ".repeat(w - cell.chars().count());
                     if i == 0 {
@@ -274,8 +435,14 @@ pub fn format_table(summary: &Summary) -> String {
             }
         }
     }
-    let o = &summary.overall;
-    let _ = writeln!(out, "\ntokens: {} prompt, {} completion", o.prompt_tokens, o.completion_tokens);
+    let _ = write!(out, "\ntokens: {} prompt, {} completion", o.prompt_tokens, o.completion_tokens);
+    if o.model_calls > 0 {
+        let _ = write!(out, " in {} model calls", o.model_calls);
+        if let Some(cost) = o.cost_usd {
+            let _ = write!(out, ", ${cost:.4}");
+        }
+    }
+    out.push('\n');
     out
 }
 
@@ -307,6 +474,12 @@ mod tests {
             answer: None,
             criteria: Vec::new(),
             usage: Usage::default(),
+            model_calls: 0,
+            cost_usd: None,
+            repairs: 0,
+            original: None,
+            judge: Vec::new(),
+            trials: Vec::new(),
         }
     }
 
@@ -540,5 +713,50 @@ mod tests {
         // Every figure row has the same width as the header.
         let width = lines[0].len();
         assert!([1, 4, 5, 8].iter().all(|&i| lines[i].len() == width), "{table}");
+    }
+
+    #[test]
+    fn original_judge_calls_and_cost_are_summed_where_present() {
+        use crate::results::{JudgeResult, Score};
+        let judged = |passed| JudgeResult { name: "j".into(), passed, reason: String::new() };
+        let mut a = ep("a", "completion");
+        (a.success, a.acp) = (true, 1.0);
+        a.original = Some(Score { success: false, acp: 0.5 });
+        a.judge = vec![judged(Some(true))];
+        (a.model_calls, a.cost_usd) = (3, Some(0.25));
+        let mut b = ep("b", "completion");
+        b.original = Some(Score { success: false, acp: 0.0 });
+        b.judge = vec![judged(Some(true)), judged(Some(false))];
+        (b.model_calls, b.cost_usd) = (2, Some(0.5));
+        let mut c = ep("c", "completion");
+        c.judge = vec![judged(None)];
+        c.model_calls = 4; // no price
+        let m = metrics(&[a.clone(), b.clone()]);
+        close(m.sr_original, 0.0);
+        close(m.acp_original, 0.25);
+        assert_eq!(m.judged, 2);
+        close(m.judge_sr, 0.5);
+        assert_eq!(m.model_calls, 5);
+        close(m.cost_usd, 0.75);
+        // An unpriced episode with calls leaves the cost undefined; a verdict-less judge is not judged.
+        let m = metrics(&[a, b, c]);
+        assert_eq!((m.cost_usd, m.judged, m.model_calls), (None, 2, 9));
+        let table = format_table(&summarize(&[ep("d", "x")]));
+        assert!(
+            !table.contains("SR-orig") && !table.contains("judge"),
+            "optional columns appear only with data"
+        );
+    }
+
+    #[test]
+    fn the_docs_page_states_every_glossary_term() {
+        let doc = include_str!("../../../docs/metrics.md");
+        for t in GLOSSARY {
+            let row = format!("| {} | {} | {} |", t.name, t.title, t.definition);
+            assert!(doc.contains(&row), "docs/metrics.md lacks the row:\n{row}");
+        }
+        for h in HEADERS.iter().skip(1) {
+            assert!(GLOSSARY.iter().any(|t| t.name == *h), "no glossary term for the column `{h}`");
+        }
     }
 }

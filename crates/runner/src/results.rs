@@ -101,7 +101,8 @@ pub struct EpisodeResult {
     pub queries: u32,
     /// MCP calls.
     pub mcp_calls: u32,
-    /// Turns whose output did not parse.
+    /// Turns whose output did not parse as the agent wrote it (outputs a repair call fixed
+    /// included; `repairs` says how many).
     pub format_errors: u32,
     /// Actions equal to an earlier action of the episode (SPHINX's repetition count).
     pub repetitions: u32,
@@ -113,15 +114,140 @@ pub struct EpisodeResult {
     pub answer: Option<String>,
     /// Top-level criterion verdicts.
     pub criteria: Vec<CriterionResult>,
-    /// Token usage.
+    /// Token usage (as the server reported it; the same whether a call came from the cache).
     pub usage: Usage,
+    /// Model calls made (all trials, judges and simulated users included).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub model_calls: u32,
+    /// The price of those tokens in USD, when every model used has a price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Steps whose action came from a repair call.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repairs: u32,
+    /// SPHINX's "original" score (the episode ended at the first output that needed repair),
+    /// for agents that repair; `success`/`acp` above are the "repaired" score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<Score>,
+    /// Model-judge verdicts (never part of `success`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judge: Vec<JudgeResult>,
+    /// Every trial, for agents that take several (the last is the one scored above).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trials: Vec<TrialResult>,
 }
 
-/// One step as stored for the report (the final screen is a row with no action).
+impl EpisodeResult {
+    /// The judges' joint verdict: `Some(true)` when every judge passed the episode,
+    /// `Some(false)` when one failed it, `None` when not judged or a judge gave no verdict.
+    pub fn judge_passed(&self) -> Option<bool> {
+        if self.judge.is_empty() {
+            return None;
+        }
+        let mut all = true;
+        for j in &self.judge {
+            match j.passed {
+                Some(false) => return Some(false),
+                Some(true) => {}
+                None => all = false,
+            }
+        }
+        all.then_some(true)
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A success and a completion share.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Score {
+    /// All top-level criteria held.
+    pub success: bool,
+    /// Share of top-level criteria that held.
+    pub acp: f64,
+}
+
+/// One model judge's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeResult {
+    /// The judge check's label.
+    pub name: String,
+    /// Pass, fail, or `None` when the judge's answer had no verdict.
+    pub passed: Option<bool>,
+    /// The judge's reason.
+    pub reason: String,
+}
+
+/// One trial of an agent that takes several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialResult {
+    /// All top-level criteria held.
+    pub success: bool,
+    /// Share of top-level criteria that held.
+    pub acp: f64,
+    /// Turns taken.
+    pub steps: u32,
+    /// How it ended.
+    pub end: String,
+}
+
+/// What a run spent, per episode: kept in SQLite only, because it differs between identical
+/// runs (a second run reads the cache and spends nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Accounting {
+    /// Model calls.
+    pub calls: u32,
+    /// Calls answered from the response cache.
+    pub cached_calls: u32,
+    /// Prompt tokens of calls that went to a server.
+    pub new_prompt_tokens: u64,
+    /// Completion tokens of calls that went to a server.
+    pub new_completion_tokens: u64,
+    /// USD spent on calls that went to a server (priced models only).
+    pub new_cost_usd: f64,
+    /// Wall time spent waiting for models, ms.
+    pub model_latency_ms: u64,
+}
+
+impl Accounting {
+    /// The accounting of a set of calls.
+    pub fn of_calls<'a>(calls: impl IntoIterator<Item = &'a phonebench_agents::CallRecord>) -> Accounting {
+        let mut a = Accounting::default();
+        for c in calls {
+            a.calls += 1;
+            a.model_latency_ms += c.latency_ms;
+            if c.cached {
+                a.cached_calls += 1;
+            } else {
+                a.new_prompt_tokens += c.usage.prompt_tokens;
+                a.new_completion_tokens += c.usage.completion_tokens;
+                a.new_cost_usd += c.cost_usd.unwrap_or(0.0);
+            }
+        }
+        a
+    }
+
+    /// Adds another episode's figures.
+    pub fn add(&mut self, other: &Accounting) {
+        self.calls += other.calls;
+        self.cached_calls += other.cached_calls;
+        self.new_prompt_tokens += other.new_prompt_tokens;
+        self.new_completion_tokens += other.new_completion_tokens;
+        self.new_cost_usd += other.new_cost_usd;
+        self.model_latency_ms += other.model_latency_ms;
+    }
+}
+
+/// One step as stored for the report (the final screen of each trial is a row with no action).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepResult {
-    /// 0-based step number.
+    /// 0-based step number within its trial.
     pub step: u32,
+    /// 0-based trial number (agents that take several trials).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trial: u32,
     /// App id in front.
     pub app: Option<String>,
     /// Screen or activity.
@@ -142,6 +268,18 @@ pub struct StepResult {
     pub format_error: Option<String>,
     /// Why the phone refused the action.
     pub rejected: Option<String>,
+    /// The output did not parse and a repair call rewrote it: why the original failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repaired_from: Option<String>,
+    /// The model calls of this step (prompt, full answer, tokens), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<phonebench_agents::CallRecord>,
+    /// The screen's saved screenshot, relative to the results folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<String>,
+    /// The screen's size in pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen_size: Option<(u32, u32)>,
 }
 
 /// The run's configuration, stored once per folder; resuming with another one is refused.
@@ -159,6 +297,13 @@ pub struct RunConfig {
     pub tasks: Option<String>,
     /// Observation format name.
     pub format: String,
+    /// The model the agent used, for model-driven agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// A fingerprint of the agent's configuration and prompts: resuming with edited prompts is
+    /// refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_fingerprint: Option<String>,
 }
 
 /// An open results database.
@@ -182,6 +327,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     wall_ms INTEGER NOT NULL,
     result TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS accounting (key TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS steps (
     key TEXT NOT NULL REFERENCES episodes(key),
     step INTEGER NOT NULL,
@@ -289,6 +435,7 @@ impl ResultsDb {
         &mut self,
         episode: &EpisodeResult,
         steps: &[StepResult],
+        accounting: &Accounting,
         wall_ms: u64,
     ) -> Result<(), ResultsError> {
         let result = serde_json::to_string(episode).map_err(self.json("episode"))?;
@@ -299,7 +446,17 @@ impl ResultsDb {
         let path = self.path.clone();
         let sql = |source| ResultsError::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
+        let accounting = serde_json::to_string(accounting).map_err(|e| ResultsError::Json {
+            path: path.clone(),
+            what: "accounting".into(),
+            message: e.to_string(),
+        })?;
         tx.execute("DELETE FROM steps WHERE key = ?1", params![episode.key]).map_err(sql)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO accounting (key, data) VALUES (?1, ?2)",
+            params![episode.key, accounting],
+        )
+        .map_err(sql)?;
         tx.execute("DELETE FROM episodes WHERE key = ?1", params![episode.key]).map_err(sql)?;
         tx.execute(
             "INSERT INTO episodes (key, task_id, instance, category, success, acp, steps, infrastructure_error, wall_ms, result)
@@ -318,10 +475,11 @@ impl ResultsDb {
             ],
         )
         .map_err(sql)?;
-        for (step, text) in steps.iter().zip(&step_texts) {
+        // The `step` column is the row's position (trials restart their own step numbers).
+        for (i, text) in step_texts.iter().enumerate() {
             tx.execute(
                 "INSERT INTO steps (key, step, data) VALUES (?1, ?2, ?3)",
-                params![episode.key, step.step, text],
+                params![episode.key, i as i64, text],
             )
             .map_err(sql)?;
         }
@@ -360,6 +518,20 @@ impl ResultsDb {
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))
             .map_err(self.sql())?;
         rows.collect::<Result<_, _>>().map_err(self.sql())
+    }
+
+    /// What each episode spent, by key (episodes stored before accounting existed have none).
+    pub fn accounting(&self) -> Result<BTreeMap<String, Accounting>, ResultsError> {
+        let mut stmt = self.conn.prepare("SELECT key, data FROM accounting").map_err(self.sql())?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(self.sql())?;
+        let mut out = BTreeMap::new();
+        for row in rows {
+            let (key, text) = row.map_err(self.sql())?;
+            out.insert(key, serde_json::from_str(&text).map_err(self.json("accounting.data"))?);
+        }
+        Ok(out)
     }
 
     /// The steps of one episode, in order.

@@ -5,16 +5,26 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use phonebench_agents::llm::ModelAgentSpec;
+use phonebench_agents::llm::judge::{Judge, JudgeInput};
+use phonebench_agents::llm::user::ModelUser;
 use phonebench_agents::{Agent, HumanAgent, NoopAgent, RandomAgent, ReferenceAgent};
 use phonebench_env::EpisodeOptions;
+use phonebench_observe::ObservationFormat;
 use phonebench_phone::Catalog;
 use phonebench_tasks::{Suite, TaskInstance};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::episode::{Limits, blank_result, episode_key, reference_run, run_episode, to_results};
-use crate::results::{EpisodeResult, ResultsDb, ResultsError, RunConfig, StepResult};
+use crate::episode::{AgentRun, Extras, Limits, ScreenshotSink, reference_run, run_agent};
+use crate::record::{Outcome, blank_result, episode_key, safe_name, to_results};
+use crate::results::{
+    Accounting, EpisodeResult, JudgeResult, ResultsDb, ResultsError, RunConfig, StepResult,
+};
 use crate::validate::{ValidationCache, instantiate, validate_task};
+
+/// The folder (inside a results folder) that holds saved screenshots, one subfolder per episode.
+pub const SCREENSHOTS_DIR: &str = "screenshots";
 
 /// The built-in agents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +72,45 @@ impl AgentKind {
     }
 }
 
+/// The agent of a run: a built-in scripted one or a model-driven configuration.
+#[derive(Debug, Clone)]
+pub enum AgentChoice {
+    /// reference, noop, random or human.
+    Builtin(AgentKind),
+    /// A configuration with its models.
+    Model(Arc<ModelAgentSpec>),
+}
+
+impl AgentChoice {
+    /// The agent's name in results.
+    pub fn name(&self) -> String {
+        match self {
+            AgentChoice::Builtin(k) => k.name().to_string(),
+            AgentChoice::Model(spec) => spec.config.name.clone(),
+        }
+    }
+
+    /// A fresh agent for one episode.
+    pub fn build(&self, task: &TaskInstance) -> Box<dyn Agent> {
+        match self {
+            AgentChoice::Builtin(k) => k.build(task),
+            AgentChoice::Model(spec) => spec.build(),
+        }
+    }
+
+    /// The observation format the agent needs (its element indexes refer to it).
+    pub fn observation(&self) -> Option<ObservationFormat> {
+        match self {
+            AgentChoice::Builtin(_) => None,
+            AgentChoice::Model(spec) => Some(spec.observation()),
+        }
+    }
+
+    fn is(&self, kind: AgentKind) -> bool {
+        matches!(self, AgentChoice::Builtin(k) if *k == kind)
+    }
+}
+
 /// What to run and where results go.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -70,7 +119,7 @@ pub struct RunOptions {
     /// Task id glob.
     pub tasks: Option<String>,
     /// The agent.
-    pub agent: AgentKind,
+    pub agent: AgentChoice,
     /// Instances per task.
     pub instances: u32,
     /// Suite seed.
@@ -89,6 +138,15 @@ pub struct RunOptions {
     pub progress: bool,
     /// Skip re-validating tasks that validated before unchanged.
     pub validation_cache: Option<ValidationCache>,
+    /// The model judge for tasks with `judge` checks (reported apart from the score).
+    pub judge: Option<Arc<Judge>>,
+    /// A model-based simulated user (the keyword user otherwise).
+    pub user: Option<Arc<ModelUser>>,
+    /// Save a PNG of every screen under `out/screenshots/`.
+    pub save_screenshots: bool,
+    /// Stop starting episodes after this many infrastructure failures in a row (a model server
+    /// that is down fails every episode; `--resume` finishes the run later). 0 never stops.
+    pub stop_after_infrastructure: usize,
 }
 
 /// Why a run could not happen.
@@ -119,6 +177,10 @@ pub struct RunOutcome {
     pub skipped: usize,
     /// The `episodes.jsonl` written.
     pub jsonl: PathBuf,
+    /// Set when the run stopped early because episodes kept failing for infrastructure reasons.
+    pub stopped: Option<String>,
+    /// What the episodes run now spent.
+    pub accounting: Accounting,
 }
 
 /// Validates the selected tasks, then runs every instance not already done, storing each as it
@@ -158,14 +220,27 @@ pub async fn run_suite(
         return Err(RunError::Invalid(invalid.join("\n")));
     }
 
+    let mut options = options.clone();
+    if let Some(format) = options.agent.observation() {
+        options.episode.format = format;
+    }
+    let options = &options;
     let mut db = ResultsDb::open(&options.out)?;
+    let (model, agent_fingerprint) = match &options.agent {
+        AgentChoice::Model(spec) => {
+            (Some(spec.models.main.model.model().to_string()), Some(spec.fingerprint()))
+        }
+        AgentChoice::Builtin(_) => (None, None),
+    };
     let config = RunConfig {
         suite: options.suite_name.clone(),
-        agent: options.agent.name().to_string(),
+        agent: options.agent.name(),
         seed: options.seed,
         instances: options.instances,
         tasks: options.tasks.clone(),
         format: options.episode.format.name().to_string(),
+        model,
+        agent_fingerprint,
     };
     db.claim(&config, options.resume)?;
     let done = db.done_keys()?;
@@ -189,12 +264,15 @@ pub async fn run_suite(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} episodes {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let concurrency = if options.agent == AgentKind::Human { 1 } else { options.concurrency.max(1) };
+    let concurrency = if options.agent.is(AgentKind::Human) { 1 } else { options.concurrency.max(1) };
     let permits = Arc::new(Semaphore::new(concurrency));
-    let mut set: JoinSet<(EpisodeResult, Vec<StepResult>, u64)> = JoinSet::new();
-    let ran = pending.len();
+    let mut set: JoinSet<(EpisodeResult, Vec<StepResult>, Accounting, u64)> = JoinSet::new();
+    let mut ran = 0usize;
     let mut successes = 0usize;
     let mut finished_count = 0usize;
+    let mut infrastructure_in_a_row = 0usize;
+    let mut stopped = None;
+    let mut accounting = Accounting::default();
     for inst in pending {
         let permits = permits.clone();
         let catalog = catalog.clone();
@@ -202,27 +280,47 @@ pub async fn run_suite(
         set.spawn(async move {
             let _permit = permits.acquire_owned().await;
             let started = Instant::now();
-            let (episode, steps) = run_instance(&catalog, &inst, &opts).await;
-            (episode, steps, started.elapsed().as_millis() as u64)
+            let (episode, steps, accounting) = run_instance(&catalog, &inst, &opts).await;
+            (episode, steps, accounting, started.elapsed().as_millis() as u64)
         });
     }
     while let Some(joined) = set.join_next().await {
-        let (episode, steps, wall_ms) = match joined {
+        let (episode, steps, spent, wall_ms) = match joined {
             Ok(r) => r,
+            // Aborted after the run stopped early: that episode is simply not stored.
+            Err(e) if e.is_cancelled() => continue,
             Err(e) => {
                 bar.abandon();
                 return Err(RunError::Instance(format!("an episode task panicked: {e}")));
             }
         };
-        db.insert(&episode, &steps, wall_ms)?;
+        db.insert(&episode, &steps, &spent, wall_ms)?;
+        ran += 1;
+        accounting.add(&spent);
         finished_count += 1;
         successes += usize::from(episode.success);
         bar.set_message(format!("SR {:.0}%", 100.0 * successes as f64 / finished_count as f64));
         bar.inc(1);
+        match &episode.infrastructure_error {
+            Some(error) => {
+                infrastructure_in_a_row += 1;
+                if options.stop_after_infrastructure > 0
+                    && infrastructure_in_a_row >= options.stop_after_infrastructure
+                    && stopped.is_none()
+                {
+                    stopped = Some(format!(
+                        "stopped after {infrastructure_in_a_row} infrastructure failures in a row (last: {error}); \
+                         fix the cause and continue with --resume"
+                    ));
+                    set.abort_all();
+                }
+            }
+            None => infrastructure_in_a_row = 0,
+        }
     }
     bar.finish();
     let jsonl = db.export_jsonl()?;
-    Ok(RunOutcome { episodes: db.episodes()?, ran, skipped, jsonl })
+    Ok(RunOutcome { episodes: db.episodes()?, ran, skipped, jsonl, stopped, accounting })
 }
 
 /// Runs one instance; harness failures become infrastructure results (kept apart, retried on
@@ -231,28 +329,74 @@ async fn run_instance(
     catalog: &Catalog,
     inst: &TaskInstance,
     options: &RunOptions,
-) -> (EpisodeResult, Vec<StepResult>) {
+) -> (EpisodeResult, Vec<StepResult>, Accounting) {
     let agent_name = options.agent.name();
     let infrastructure = |message: String| {
         let episode = EpisodeResult {
             end: "infrastructure".into(),
             infrastructure_error: Some(message),
-            ..blank_result(inst, agent_name)
+            ..blank_result(inst, &agent_name)
         };
-        (episode, Vec::new())
+        (episode, Vec::new(), Accounting::default())
     };
     let (reference_steps, reference) = match reference_run(catalog, inst, options.episode).await {
         Ok(r) => r,
         Err(e) => return infrastructure(format!("the reference solution did not run: {e}")),
     };
-    let finished = if options.agent == AgentKind::Reference && options.limits.max_steps.is_none() {
-        reference
+    let mut agent = options.agent.build(inst);
+    let reuse_reference = options.agent.is(AgentKind::Reference)
+        && options.limits.max_steps.is_none()
+        && !options.save_screenshots;
+    let run = if reuse_reference {
+        AgentRun { trials: vec![reference], reflections: Vec::new() }
     } else {
-        let mut agent = options.agent.build(inst);
-        match run_episode(catalog, inst, agent.as_mut(), options.episode, options.limits).await {
-            Ok(f) => f,
+        let key = episode_key(&inst.task_id, inst.instance);
+        let extras = Extras {
+            user: options.user.clone(),
+            screenshots: options.save_screenshots.then(|| ScreenshotSink {
+                results_dir: options.out.clone(),
+                folder: format!("{SCREENSHOTS_DIR}/{}", safe_name(&key)),
+            }),
+        };
+        match run_agent(catalog, inst, agent.as_mut(), options.episode, options.limits, &extras).await {
+            Ok(run) => run,
             Err(e) => return infrastructure(e.to_string()),
         }
     };
-    to_results(inst, agent_name, reference_steps, &finished)
+    let mut outcome = Outcome {
+        reference_steps,
+        repairs: agent.repairs(),
+        multi_trial: agent.trials() > 1,
+        ..Outcome::default()
+    };
+    if let (Some(judge), Some(last)) = (&options.judge, run.last())
+        && last
+            .trajectory
+            .end
+            .as_ref()
+            .is_none_or(|e| !matches!(e, phonebench_env::EpisodeEnd::Infrastructure { .. }))
+    {
+        for (i, check) in inst.judges.iter().enumerate() {
+            let shown = (check.screens.max(1) as usize).min(last.observations.len());
+            let input = JudgeInput {
+                goal: inst.goal.clone(),
+                answer: last.trajectory.answer.clone(),
+                screens: last.observations[last.observations.len() - shown..].to_vec(),
+                question: check.question.clone(),
+                screenshot: if check.images { last.last_screen.clone() } else { None },
+            };
+            match judge.judge(&input).await {
+                Ok((verdict, record)) => {
+                    outcome.judge.push(JudgeResult {
+                        name: check.name.clone().unwrap_or_else(|| format!("judge {}", i + 1)),
+                        passed: verdict.passed,
+                        reason: verdict.reason,
+                    });
+                    outcome.judge_calls.push(record);
+                }
+                Err(e) => return infrastructure(format!("model judge: {}", e.0)),
+            }
+        }
+    }
+    to_results(inst, &agent_name, &run, &outcome)
 }

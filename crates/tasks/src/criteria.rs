@@ -423,6 +423,32 @@ pub struct McpCheck {
     pub count: Option<CountRange>,
 }
 
+/// A model-judged check (UINavBench's model judge): a model reads the goal, the answer and the
+/// last screens and says pass or fail. Written as a top-level entry of a task's `criteria`,
+/// `{ judge = { question = "...", screens = 2, images = true }, name = "..." }`; never part of the
+/// deterministic score.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeCheck {
+    /// A label for reports.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What the judge should decide, beyond "was the goal accomplished" (a template over the
+    /// task's parameters).
+    #[serde(default)]
+    pub question: Option<String>,
+    /// How many of the last screens the judge reads (1 = the final screen).
+    #[serde(default = "one")]
+    pub screens: u32,
+    /// Also send the final screenshot.
+    #[serde(default)]
+    pub images: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
 /// The on-disk form: every key optional; [`TryFrom`] checks exactly one kind key is present.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -482,7 +508,9 @@ impl TryFrom<RawCriterion> for Criterion {
     fn try_from(raw: RawCriterion) -> Result<Criterion, String> {
         if raw.judge.is_some() {
             return Err(
-                "`judge` (model-judged) criteria are not supported in deterministic scoring yet".into()
+                "`judge` (model-judged) criteria may only appear at the top level of a task's `criteria`: \
+                        they are scored apart, by a model, and cannot be combined with deterministic checks"
+                    .into(),
             );
         }
         let mut kinds: Vec<(&str, CriterionKind)> = Vec::new();

@@ -9,7 +9,7 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::criteria::Criterion;
+use crate::criteria::{Criterion, JudgeCheck};
 use crate::reference::{RefStep, parse_step};
 
 /// What kind of task this is (MobileWorld's and SPHINX's categories, plus QA tests).
@@ -197,6 +197,8 @@ pub struct TaskSpec {
     pub reference: Vec<RefStep>,
     /// Top-level success criteria: all must hold; ACP is the share that holds.
     pub criteria: Vec<Criterion>,
+    /// Model-judged checks, scored apart from the criteria.
+    pub judges: Vec<JudgeCheck>,
     /// 1-based lines of things later checks may need to point at.
     pub lines: TaskLines,
 }
@@ -222,6 +224,8 @@ pub struct TaskLines {
     pub reference: Vec<usize>,
     /// Each top-level criterion.
     pub criteria: Vec<usize>,
+    /// Each judge entry.
+    pub judges: Vec<usize>,
 }
 
 /// Default step budget.
@@ -401,16 +405,53 @@ impl TaskSpec {
             ));
         }
         let mut criteria = Vec::new();
+        let mut judges = Vec::new();
         for c in raw.criteria {
             let l = at(c.span());
+            let value = c.into_inner();
+            if value.get("judge").is_some() {
+                let mut table = match value {
+                    toml::Value::Table(t) => t,
+                    _ => return Err(LoadError::at(file, l, "criterion: expected a table")),
+                };
+                let name = table.remove("name");
+                if let Some(key) = table.keys().find(|k| *k != "judge") {
+                    return Err(LoadError::at(
+                        file,
+                        l,
+                        format!("criterion: `judge` cannot be combined with `{key}` in one entry"),
+                    ));
+                }
+                let mut judge = table
+                    .remove("judge")
+                    .map(JudgeCheck::deserialize)
+                    .transpose()
+                    .map_err(|e| LoadError::at(file, l, format!("judge: {}", e.message().trim())))?
+                    .ok_or_else(|| LoadError::at(file, l, "judge: missing"))?;
+                if judge.name.is_none() {
+                    judge.name = name.and_then(|n| n.as_str().map(str::to_string));
+                }
+                if judge.screens == 0 {
+                    return Err(LoadError::at(file, l, "judge: `screens` must be at least 1"));
+                }
+                lines.judges.push(l);
+                judges.push(judge);
+                continue;
+            }
             lines.criteria.push(l);
-            let c = Criterion::deserialize(c.into_inner())
+            let c = Criterion::deserialize(value)
                 .map_err(|e| LoadError::at(file, l, format!("criterion: {}", e.message().trim())))?;
             c.check_static().map_err(|e| LoadError::at(file, l, format!("criterion: {e}")))?;
             criteria.push(c);
         }
         if criteria.is_empty() {
-            return Err(LoadError::at(file, lines.id, "`criteria` is empty: a task needs success criteria"));
+            let message = if judges.is_empty() {
+                "`criteria` is empty: a task needs success criteria"
+            } else {
+                "`criteria` has only `judge` entries: a task needs at least one deterministic criterion \
+                 (judges are scored apart, and validation needs a check the reference must pass)"
+            };
+            return Err(LoadError::at(file, lines.id, message));
         }
 
         let spec = TaskSpec {
@@ -429,6 +470,7 @@ impl TaskSpec {
             mcp_tools: raw.mcp_tools,
             reference,
             criteria,
+            judges,
             lines,
         };
         spec.check_templates()?;
@@ -476,6 +518,11 @@ impl TaskSpec {
             c.clone()
                 .map_strings(&mut |s| visit(s, line, "criterion"))
                 .map_err(|message| LoadError::at(&self.file, line, message))?;
+        }
+        for (j, &line) in self.judges.iter().zip(&self.lines.judges) {
+            if let Some(q) = &j.question {
+                check(q, line, "judge question")?;
+            }
         }
         Ok(())
     }
@@ -542,6 +589,13 @@ impl TaskSpec {
                 .map_err(|e| LoadError::at(&self.file, self.lines.criteria[i], e))?;
             c.check_static().map_err(|e| LoadError::at(&self.file, self.lines.criteria[i], e))?;
         }
+        let mut judges = self.judges.clone();
+        for (i, j) in judges.iter_mut().enumerate() {
+            if let Some(q) = &j.question {
+                j.question =
+                    Some(render(q, &values).map_err(|e| LoadError::at(&self.file, self.lines.judges[i], e))?);
+            }
+        }
         let facts = self
             .facts
             .iter()
@@ -572,6 +626,7 @@ impl TaskSpec {
             mcp_tools: self.mcp_tools.clone(),
             reference,
             criteria,
+            judges,
         })
     }
 }
@@ -616,6 +671,8 @@ pub struct TaskInstance {
     pub reference: Vec<RefStep>,
     /// Success criteria, rendered.
     pub criteria: Vec<Criterion>,
+    /// Model-judged checks, rendered (scored apart).
+    pub judges: Vec<JudgeCheck>,
 }
 
 fn sql_params(values: &serde_json::Map<String, serde_json::Value>) -> BTreeMap<String, serde_json::Value> {

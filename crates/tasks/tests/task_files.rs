@@ -102,7 +102,31 @@ fn malformed_files_name_file_line_and_reason() {
         ("answer = { number", "answr = { number", 31, "unknown field `answr`"),
         ("Add {{ first }}", "Add {{ frist }}", 3, "`{{ frist }}` is not a declared parameter"),
         ("answer = \"Use {{ phone }}.\"", "answer = \"Use {{ phone }.\"", 24, "fact: bad template"),
-        ("state = { app", "judge = { prompt = \"?\" }\nstate = { app", 28, "not supported"),
+        (
+            "state = { app",
+            "judge = { question = \"?\" }\nstate = { app",
+            28,
+            "cannot be combined with `state`",
+        ),
+        (
+            "state = { app",
+            "judge = { prompt = \"?\" }\n[[criteria]]\nstate = { app",
+            28,
+            "unknown field `prompt`",
+        ),
+        ("state = { app", "judge = { screens = 0 }\n[[criteria]]\nstate = { app", 28, "at least 1"),
+        (
+            "state = { app",
+            "all = [{ judge = { question = \"?\" } }]\n[[criteria]]\nstate = { app",
+            28,
+            "only appear at the top level",
+        ),
+        (
+            "state = { app",
+            "judge = { question = \"{{ nope }}\" }\n[[criteria]]\nstate = { app",
+            28,
+            "not a declared parameter",
+        ),
         ("start = { app = \"contacts\" }", "start = { screen = \"list\" }", 7, "needs `start.app`"),
     ];
     for (from, to, line, words) in cases {
@@ -113,6 +137,27 @@ fn malformed_files_name_file_line_and_reason() {
         assert!(err.starts_with(&prefix), "{to:?}: expected {prefix}…, got: {err}");
         assert!(err.contains(words), "{to:?}: expected {words:?} in: {err}");
     }
+}
+
+#[test]
+fn judge_entries_are_kept_apart_from_the_criteria_and_rendered() {
+    let text = format!(
+        "{GOOD}\n[[criteria]]\nname = \"a model sees it\"\njudge = {{ question = \"Is {{{{ first }}}} saved?\", screens = 2, images = true }}\n"
+    );
+    let spec = parse(&text).unwrap();
+    assert_eq!(spec.criteria.len(), 2, "judges are not deterministic criteria");
+    assert_eq!(spec.judges.len(), 1);
+    assert_eq!(spec.judges[0].name.as_deref(), Some("a model sees it"));
+    assert_eq!((spec.judges[0].screens, spec.judges[0].images), (2, true));
+    let inst = spec.instantiate(7, 0, &mut rows).unwrap();
+    let first = inst.params["first"].as_str().unwrap();
+    assert_eq!(inst.judges[0].question.as_deref(), Some(format!("Is {first} saved?").as_str()));
+    // A task with only judges has nothing the reference must pass.
+    let only_judges = format!(
+        "{}[[criteria]]\njudge = {{ question = \"?\" }}\n",
+        GOOD.split("[[criteria]]").next().unwrap()
+    );
+    assert!(parse(&only_judges).unwrap_err().contains("at least one deterministic criterion"));
 }
 
 #[test]
