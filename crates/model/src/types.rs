@@ -306,6 +306,26 @@ impl ChatResponse {
         Ok(ChatResponse { content, reasoning, tool_calls, finish_reason, usage })
     }
 
+    /// The answer as one text: the content, then each tool call written the way Qwen-style
+    /// models write them in text (`<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>`).
+    /// Servers that parse such text into OpenAI `tool_calls` (vLLM's tool parsers, llama.cpp with
+    /// `--jinja`) hand the agent the same answer as servers that do not.
+    pub fn text(&self) -> String {
+        let mut text = self.content.clone();
+        for call in &self.tool_calls {
+            let arguments = serde_json::from_str::<Value>(&call.arguments)
+                .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!(
+                "<tool_call>\n{}\n</tool_call>",
+                json!({"name": call.name, "arguments": arguments})
+            ));
+        }
+        text
+    }
+
     /// The body a server would send for this response (the mock server's output).
     pub fn to_body(&self, model: &str) -> Value {
         let mut message = Map::new();
@@ -420,6 +440,25 @@ mod tests {
         assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
         // Round trip through the mock server's body.
         assert_eq!(ChatResponse::from_body(&r.to_body("m")).unwrap(), r);
+    }
+
+    #[test]
+    fn tool_calls_become_text_after_the_content() {
+        let r = ChatResponse {
+            content: "Thought: tap it".into(),
+            tool_calls: vec![ToolCall {
+                id: "1".into(),
+                name: "mobile_use".into(),
+                arguments: "{\"action\": \"click\", \"coordinate\": [1, 2]}".into(),
+            }],
+            ..ChatResponse::default()
+        };
+        assert_eq!(
+            r.text(),
+            "Thought: tap it\n<tool_call>\n{\"name\":\"mobile_use\",\"arguments\":{\"action\":\"click\",\"coordinate\":[1,2]}}\n</tool_call>"
+        );
+        let plain = ChatResponse { content: "hi".into(), ..ChatResponse::default() };
+        assert_eq!(plain.text(), "hi");
     }
 
     #[test]

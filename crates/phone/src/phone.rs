@@ -192,6 +192,9 @@ pub struct Phone {
     /// Bumped whenever app state may have changed (an action ran, a reset): screens that read
     /// state render anew only then.
     pub(crate) data_version: u64,
+    /// The dark-theme setting as of a data version (a query on the Settings database, asked for
+    /// every screen picture; the answer only changes with the data).
+    theme_cache: Option<(u64, bool)>,
 }
 
 impl Phone {
@@ -248,6 +251,7 @@ impl Phone {
             screen: None,
             last_observation: None,
             data_version: 0,
+            theme_cache: None,
         };
         Ok(phone)
     }
@@ -394,7 +398,15 @@ impl Phone {
     /// The current screen's picture, drawn only when its pixels are first asked for (the display's
     /// size, in the theme the Settings app chose).
     pub fn screen_image(&mut self) -> Result<ScreenImage, PhoneError> {
-        let theme = *phonebench_pixels::Theme::for_dark(self.dark_theme());
+        let dark = match self.theme_cache {
+            Some((version, dark)) if version == self.data_version => dark,
+            _ => {
+                let dark = self.dark_theme();
+                self.theme_cache = Some((self.data_version, dark));
+                dark
+            }
+        };
+        let theme = *phonebench_pixels::Theme::for_dark(dark);
         let display = self.config.display;
         self.ensure_screen()?;
         match &self.screen {

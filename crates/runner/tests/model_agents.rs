@@ -186,6 +186,8 @@ struct Oracle {
     calls: Mutex<HashMap<String, usize>>,
     /// SPHINX: answer the first action without fences (to exercise the repair call).
     malformed_first: bool,
+    /// `mobile_use` calls as OpenAI `tool_calls` (what vLLM's tool parsers turn the text into).
+    native_tools: bool,
 }
 
 impl Oracle {
@@ -292,6 +294,32 @@ impl Oracle {
         }
         if system.contains("mobile_use") {
             let k = self.next("qwen");
+            if self.native_tools {
+                let (sentence, arguments) = match plan(k, &duration) {
+                    None => (
+                        "Finish.".to_string(),
+                        "{\"action\": \"terminate\", \"status\": \"success\"}".to_string(),
+                    ),
+                    Some(label) => {
+                        let (x, y) = self.points[&label];
+                        let (gx, gy) =
+                            ((x as f64 / 1080.0 * 999.0).round(), (y as f64 / 2400.0 * 999.0).round());
+                        (
+                            format!("Tap {label}."),
+                            format!("{{\"action\": \"click\", \"coordinate\": [{gx}, {gy}]}}"),
+                        )
+                    }
+                };
+                return MockReply::Message(phonebench_model::ChatResponse {
+                    content: format!("Thought: go\nAction: \"{sentence}\""),
+                    tool_calls: vec![phonebench_model::ToolCall {
+                        id: format!("call_{k}"),
+                        name: "mobile_use".into(),
+                        arguments,
+                    }],
+                    ..Default::default()
+                });
+            }
             return MockReply::text(match plan(k, &duration) {
                 None => "Thought: done\nAction: \"Finish.\"\n<tool_call>\n{\"name\": \"mobile_use\", \"arguments\": {\"action\": \"terminate\", \"status\": \"success\"}}\n</tool_call>".into(),
                 Some(label) => {
@@ -332,8 +360,16 @@ impl Oracle {
 }
 
 async fn oracle_server(malformed_first: bool) -> (MockServer, Arc<Oracle>) {
-    let oracle =
-        Arc::new(Oracle { points: label_points(), calls: Mutex::new(HashMap::new()), malformed_first });
+    oracle_with(malformed_first, false).await
+}
+
+async fn oracle_with(malformed_first: bool, native_tools: bool) -> (MockServer, Arc<Oracle>) {
+    let oracle = Arc::new(Oracle {
+        points: label_points(),
+        calls: Mutex::new(HashMap::new()),
+        malformed_first,
+        native_tools,
+    });
     let o = oracle.clone();
     let server = MockServer::start(move |req: &Value| o.respond(req)).await.expect("mock starts");
     (server, oracle)
@@ -505,10 +541,13 @@ async fn planner_executor_grounds_described_targets_on_the_screenshot() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn coordinate_agents_solve_the_task_in_three_conventions() {
-    for convention in ["qwen3-vl", "ui-tars-1.5", "doubao"] {
-        let (server, _) = oracle_server(false).await;
-        let out = tmp(&format!("coords-{convention}"));
+async fn coordinate_agents_solve_the_task_in_three_conventions_text_or_native_tool_calls() {
+    for (convention, native_tools) in
+        [("qwen3-vl", false), ("qwen3-vl", true), ("ui-tars-1.5", false), ("doubao", false)]
+    {
+        // `native_tools`: the server returns the call as OpenAI `tool_calls`, not as text.
+        let (server, _) = oracle_with(false, native_tools).await;
+        let out = tmp(&format!("coords-{convention}-{native_tools}"));
         let option = format!("convention={convention}");
         let opts = options(spec("coords", &[&option], &server.base_url()), TASK, &out);
         let outcome = tokio::task::spawn_blocking(move || run(&opts)).await.unwrap();

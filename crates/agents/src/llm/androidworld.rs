@@ -141,7 +141,7 @@ impl AndroidWorldAgent {
         }
         let (response, record) = self.model.call("action", vec![message]).await?;
         calls.push(record);
-        let text = response.content;
+        let text = response.text();
         let action = match reason_and_action(&text) {
             None => {
                 self.history.push(NOT_IN_FORMAT.to_string());

@@ -167,7 +167,7 @@ impl CoordsAgent {
         };
         let (response, record) = self.model.call("action", messages).await?;
         let calls = vec![record];
-        let text = response.content;
+        let text = response.text();
         let (width, height) = screen_size(input);
         let action = parse_coord_action(&text, &self.convention, width, height).map_err(|e| e.to_string());
         match self.family {

@@ -72,7 +72,7 @@ impl Judge {
                 .with_image(phonebench_model::data_url("image/png", &png), format!("final screen ({w}x{h})"));
         }
         let (response, record) = self.model.call("judge", vec![message]).await?;
-        Ok((read_verdict(&response.content), record))
+        Ok((read_verdict(&response.text()), record))
     }
 }
 

@@ -138,7 +138,7 @@ impl PlannerExecutor {
         for _ in 0..self.parse_attempts {
             let (response, record) = self.planner.call("action", messages.clone()).await?;
             calls.push(record);
-            text = response.content;
+            text = response.text();
             plan = parse_plan(&text);
             if plan.is_ok() {
                 break;
@@ -230,7 +230,7 @@ impl PlannerExecutor {
         let (response, record) =
             self.grounder.call("grounding", vec![Message::system(system), message]).await?;
         calls.push(record);
-        Ok(parse_grounding_point(&response.content, &self.space, width, height)
+        Ok(parse_grounding_point(&response.text(), &self.space, width, height)
             .map(|p| (p.x, p.y))
             .map_err(|e| format!("grounding `{instruction}`: {e}")))
     }

@@ -163,7 +163,7 @@ impl SphinxReact {
         }
         let (response, record) = self.model.call("action", vec![message]).await?;
         let mut calls = vec![record];
-        let text = response.content;
+        let text = response.text();
         let mut repaired_from = None;
         let action = match self.parse(&text) {
             Ok(action) => Ok(action),
@@ -180,7 +180,7 @@ impl SphinxReact {
                 calls.push(record);
                 // Upstream: the last fenced block of the reply; `press [none]` when there is none
                 // or it does not parse either.
-                let repaired = last_fenced_block(&fixed.content)
+                let repaired = last_fenced_block(&fixed.text())
                     .and_then(|block| parse_action_with(block, Syntax::Sphinx, &self.parse_options()).ok())
                     .unwrap_or(Action::Wait { ms: None });
                 repaired_from = Some(error);
