@@ -18,8 +18,9 @@
 //!
 //! Mapping back is `x / extent_w * screen_w` (extent: the resized width, the grid maximum, or
 //! the screen width), rounded half to even as Python's `round`, then **clamped into the screen**:
-//! a point past the space's edge (`1000` on a 0–999 grid) lands on the last pixel instead of
-//! failing. A negative, non-finite or non-numeric coordinate is a [`ParseError`].
+//! a point a little past the space's edge (`1000` on a 0–999 grid; up to 10% past it) lands on
+//! the last pixel instead of failing. A negative, non-finite or non-numeric coordinate, or one
+//! far past the edge, is a [`ParseError`].
 //!
 //! Reading follows the upstream parsers, with these decisions where they are ambiguous or buggy:
 //! - **UI-TARS syntax** (`Thought: …\nAction: click(start_box='(x,y)')`): the action is the last
@@ -301,9 +302,13 @@ pub fn smart_resize(
     Ok((side(h_bar, "height")?, side(w_bar, "width")?))
 }
 
+/// How far past a space's extent a coordinate may go and still be clamped onto the screen.
+const OFF_SCALE: f64 = 1.1;
+
 /// Maps a model's `(x, y)` in `space` to a point on a `screen_w × screen_h` screen: scaled by
 /// the space's [extent](CoordSpace::extent), rounded half to even, clamped into the screen (a
-/// point past the space's far edge lands on the last pixel). A negative or non-finite
+/// point a little past the space's far edge lands on the last pixel; one more than 10% past it is
+/// an error). A negative or non-finite
 /// coordinate, or a space that cannot describe the screen, is an error.
 pub fn to_screen(space: &CoordSpace, x: f64, y: f64, screen_w: u32, screen_h: u32) -> Result<Point, String> {
     for (axis, v) in [("x", x), ("y", y)] {
@@ -315,6 +320,13 @@ pub fn to_screen(space: &CoordSpace, x: f64, y: f64, screen_w: u32, screen_h: u3
         }
     }
     let (extent_w, extent_h) = space.extent(screen_w, screen_h)?;
+    // A little past the far edge is a model rounding (1000 on a 0..=999 grid) and is clamped;
+    // far past it is not a point on this screen at all.
+    if x > extent_w * OFF_SCALE || y > extent_h * OFF_SCALE {
+        return Err(format!(
+            "coordinate ({x}, {y}) is far outside the model's {extent_w}x{extent_h} space ({space})"
+        ));
+    }
     let map = |v: f64, extent: f64, screen: u32| -> i32 {
         let last = f64::from(screen - 1);
         let scaled = if extent == f64::from(screen) { v } else { v / extent * f64::from(screen) };
@@ -1019,9 +1031,11 @@ mod tests {
         let grid = CoordSpace::Normalized { max: 1000 };
         // UI-TARS README_v1.md: (235, 512) on 1920x1080 is round(451.2), round(552.96) = (451, 553).
         assert_eq!(to_screen(&grid, 235.0, 512.0, 1920, 1080).unwrap(), Point::new(451, 553));
-        // The far edge and beyond clamp onto the last pixel.
+        // The far edge and a little beyond clamp onto the last pixel; far beyond is an error.
         assert_eq!(to_screen(&grid, 1000.0, 1000.0, W, H).unwrap(), Point::new(1079, 2399));
-        assert_eq!(to_screen(&grid, 5000.0, 0.0, W, H).unwrap(), Point::new(1079, 0));
+        assert_eq!(to_screen(&grid, 1100.0, 0.0, W, H).unwrap(), Point::new(1079, 0));
+        assert!(to_screen(&grid, 5000.0, 0.0, W, H).unwrap_err().contains("far outside"));
+        assert!(to_screen(&grid, 0.0, 1e308, W, H).unwrap_err().contains("far outside"));
         assert_eq!(
             to_screen(&CoordSpace::Normalized { max: 999 }, 999.0, 0.0, W, H).unwrap(),
             Point::new(1079, 0)

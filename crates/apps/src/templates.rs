@@ -61,6 +61,14 @@ pub fn format_datetime(ms: i64, pattern: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// Template instructions one screen render may execute: real screens take thousands.
+pub const SCREEN_FUEL: u64 = 50_000_000;
+
+/// Whether XML 1.0 forbids `c` anywhere in a document (its `Char` production).
+pub fn not_xml_char(c: char) -> bool {
+    !matches!(c, '\t' | '\n' | '\r' | ' '..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
 /// A fresh environment with the phone's functions and filters and no templates.
 ///
 /// Output of `.xml` templates is XML-escaped (minijinja's HTML escaping, which is valid XML), so
@@ -70,7 +78,20 @@ pub fn new_environment() -> Environment<'static> {
     env.set_auto_escape_callback(
         |name| if name.ends_with(".xml") { AutoEscape::Html } else { AutoEscape::None },
     );
+    // Characters XML cannot hold at all (NUL and most C0 controls, U+FFFE, U+FFFF) are written
+    // as U+FFFD: text an agent typed (or any stored value) must never make a screen unparseable.
+    env.set_formatter(|out, state, value| match value.as_str() {
+        Some(s) if s.chars().any(not_xml_char) => {
+            let cleaned: String = s.chars().map(|c| if not_xml_char(c) { '\u{FFFD}' } else { c }).collect();
+            let cleaned =
+                if value.is_safe() { Value::from_safe_string(cleaned) } else { Value::from(cleaned) };
+            minijinja::escape_formatter(out, state, &cleaned)
+        }
+        _ => minijinja::escape_formatter(out, state, value),
+    });
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
+    // Packages are untrusted: a screen whose template loops without end fails, it does not hang.
+    env.set_fuel(Some(SCREEN_FUEL));
     env.add_function("query", |state: &State, sql: String, kwargs: Kwargs| -> Result<Value, Error> {
         Ok(Value::from(query_rows(state, None, &sql, &kwargs)?))
     });
@@ -178,6 +199,27 @@ mod tests {
             .unwrap();
         let doc = roxmltree::Document::parse(&out).expect("escaped output is XML");
         assert_eq!(doc.root_element().attribute("text"), Some("\"/><X a=\"{{ 7*7 }}"), "{out}");
+    }
+
+    #[test]
+    fn characters_xml_cannot_hold_become_replacement_characters() {
+        let mut env = new_environment();
+        env.add_template_owned("s.xml", "<T text=\"{{ v }}\" n=\"{{ n }}\"/>").unwrap();
+        let out = env
+            .get_template("s.xml")
+            .unwrap()
+            .render(minijinja::context! { v => "a\u{0}b\u{1}c\u{b}d\u{FFFE}e\tf\u{1F600}", n => 3 })
+            .unwrap();
+        let doc = roxmltree::Document::parse(&out).expect("the output is XML");
+        assert_eq!(
+            doc.root_element().attribute("text"),
+            Some("a\u{FFFD}b\u{FFFD}c\u{FFFD}d\u{FFFD}e f\u{1F600}"),
+            "a tab in an attribute reads as a space"
+        );
+        assert_eq!(doc.root_element().attribute("n"), Some("3"));
+        assert!(
+            not_xml_char('\u{0}') && not_xml_char('\u{FFFF}') && !not_xml_char('\n') && !not_xml_char('é')
+        );
     }
 }
 

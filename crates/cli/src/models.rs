@@ -90,6 +90,17 @@ pub struct ModelArgs {
     pub retry_base_ms: u64,
 }
 
+impl ModelArgs {
+    /// The longest an agent turn may take with every model call in it timing out and being
+    /// retried (four calls a turn at most: action, repair or summary, grounding, user), plus a
+    /// minute: beyond it the turn is stuck, an infrastructure failure.
+    pub fn turn_timeout(&self) -> std::time::Duration {
+        let retries = u64::from(self.max_retries);
+        let per_call = (retries + 1) * self.model_timeout.max(1) + retries * 30;
+        std::time::Duration::from_secs(4 * per_call + 60)
+    }
+}
+
 /// Who answers `ask_user`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UserArg {
@@ -116,6 +127,8 @@ pub struct ModelSetup {
     pub judge: Option<Arc<Judge>>,
     /// The model user, if asked for.
     pub user: Option<Arc<ModelUser>>,
+    /// The response cache every model call goes through.
+    pub cache: ResponseCache,
 }
 
 impl ModelArgs {
@@ -262,7 +275,7 @@ impl ModelArgs {
                 Some(Arc::new(ModelUser::new(handle, USER_TEMPLATE, persona).map_err(anyhow::Error::msg)?))
             }
         };
-        Ok(ModelSetup { agent, judge, user })
+        Ok(ModelSetup { agent, judge, user, cache })
     }
 }
 
@@ -295,25 +308,32 @@ pub fn agents(args: &AgentsArgs) -> Result<()> {
     Ok(())
 }
 
-/// Writes a built-in agent's files into `out`, with `builtin:` template references copied too.
+/// Writes a built-in agent's files into `out`; templates it shares with other built-ins
+/// (`builtin:` paths) are copied too, keeping their sub-folders, so the copy is self-contained.
+/// Nothing is written when any target exists.
 fn export(name: &str, out: &Path) -> Result<()> {
     let config = AgentConfig::builtin(name).map_err(anyhow::Error::msg)?;
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut toml = builtin::file(&format!("{name}/agent.toml")).unwrap_or_default().to_string();
-    let mut written = Vec::new();
+    let mut files = Vec::new();
     for (file, source) in config.prompts.values() {
-        let local =
-            file.strip_prefix("builtin:").map_or(file.as_str(), |p| p.rsplit('/').next().unwrap_or(p));
-        if local != file {
-            toml = toml.replace(&format!("\"{file}\""), &format!("\"{local}\""));
-        }
-        written.push((local.to_string(), source.clone()));
+        let local = match file.strip_prefix("builtin:") {
+            Some(path) => {
+                let local = path.strip_prefix(&format!("{name}/")).unwrap_or(path).to_string();
+                toml = toml.replace(&format!("\"{file}\""), &format!("\"{local}\""));
+                local
+            }
+            None => file.clone(),
+        };
+        files.push((local, source.clone()));
     }
-    written.push(("agent.toml".to_string(), toml));
-    for (file, text) in written {
+    files.push(("agent.toml".to_string(), toml));
+    if let Some((file, _)) = files.iter().find(|(file, _)| out.join(file).exists()) {
+        bail!("{} exists; choose an empty --out folder", out.join(file).display());
+    }
+    for (file, text) in files {
         let path = out.join(&file);
-        if path.exists() {
-            bail!("{} exists; choose an empty --out folder", path.display());
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }

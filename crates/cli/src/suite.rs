@@ -79,7 +79,9 @@ pub struct RunArgs {
     /// Override every task's step budget.
     #[arg(long)]
     max_steps: Option<u32>,
-    /// Wall-clock limit per episode, in seconds.
+    /// Time limit per episode in seconds (all trials), not counting time spent waiting for model
+    /// servers (those are bounded by --model-timeout and --max-retries, and are infrastructure
+    /// failures when they do not answer).
     #[arg(long, default_value_t = 600)]
     timeout: u64,
     /// The observation format agents get.
@@ -219,6 +221,7 @@ pub fn validate(args: &ValidateArgs) -> Result<bool> {
 /// incomplete (episodes failed for infrastructure reasons, or the run stopped early).
 pub fn run(args: &RunArgs) -> Result<bool> {
     let setup = args.models.setup(&args.agent)?;
+    let cache = setup.cache.clone();
     let (suite, catalog) = load(&args.suite)?;
     let suite_name = suite.manifest.name.clone();
     let out = args
@@ -237,7 +240,11 @@ pub fn run(args: &RunArgs) -> Result<bool> {
         concurrency,
         out: out.clone(),
         resume: args.resume,
-        limits: Limits { max_steps: args.max_steps, timeout: Duration::from_secs(args.timeout.max(1)) },
+        limits: Limits {
+            max_steps: args.max_steps,
+            timeout: Duration::from_secs(args.timeout.max(1)),
+            turn_timeout: args.models.turn_timeout(),
+        },
         episode: EpisodeOptions {
             format: args.format.into(),
             format_errors: if args.end_on_format_error {
@@ -301,6 +308,14 @@ pub fn run(args: &RunArgs) -> Result<bool> {
         let files = phonebench_report::write_report(&out, &out.join("report"))
             .map_err(|e| anyhow::anyhow!("report: {e}"))?;
         println!("report: {}", files.index.display());
+    }
+    let (failed_stores, why) = cache.write_failures();
+    if failed_stores > 0 {
+        eprintln!(
+            "warning: {failed_stores} model answers could not be stored in the response cache {} ({}); they were used, but a re-run will ask for them again",
+            cache.dir().display(),
+            why.unwrap_or_default()
+        );
     }
     let infrastructure = summary.overall.infrastructure;
     if let Some(why) = &outcome.stopped {

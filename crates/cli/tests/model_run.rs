@@ -311,26 +311,61 @@ fn unknown_agents_and_missing_servers_are_clear_errors() {
     for name in ["reference", "sphinx-react", "t3a", "m3a", "reflexion", "planner-executor", "coords"] {
         assert!(text.contains(name), "{text}");
     }
-    // Exported configurations load back, templates beside them.
+    // Every built-in agent exports to a self-contained folder that loads back (templates beside
+    // it, shared ones in sub-folders) and builds.
     let export = tmp("export");
-    let out = bin(&cache).args(["agents", "--export", "reflexion", "--out"]).arg(&export).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    for file in ["agent.toml", "prompt.j2", "repair.j2", "critic.j2"] {
+    for name in ["sphinx-react", "t3a", "m3a", "reflexion", "planner-executor", "coords"] {
+        let dir = export.join(name);
+        let out = bin(&cache).args(["agents", "--export", name, "--out"]).arg(&dir).output().unwrap();
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let toml = std::fs::read_to_string(dir.join("agent.toml")).unwrap();
+        assert!(!toml.contains("builtin:"), "{toml}");
+        let out = bin(&cache)
+            .args(["run", "--agent-config"])
+            .arg(dir.join("agent.toml"))
+            .args([
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+                "--tasks",
+                "nothing-matches",
+                "--out",
+            ])
+            .arg(tmp(&format!("exported-{name}")))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no task matches"), "{name}: {err}");
+        // A second export into the same folder writes nothing.
+        let out = bin(&cache).args(["agents", "--export", name, "--out"]).arg(&dir).output().unwrap();
+        assert!(!out.status.success());
+    }
+    for file in [
+        "reflexion/sphinx-react/prompt.j2",
+        "reflexion/critic.j2",
+        "coords/qwen3-vl/system.j2",
+        "coords/qwen2.5-vl/system.j2",
+    ] {
         assert!(export.join(file).is_file(), "{file}");
     }
-    let toml = std::fs::read_to_string(export.join("agent.toml")).unwrap();
-    assert!(!toml.contains("builtin:"), "{toml}");
-    let out = bin(&cache)
-        .args(["run", "--agent-config"])
-        .arg(export.join("agent.toml"))
-        .args(["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--tasks", "nothing-matches", "--out"])
-        .arg(tmp("exported"))
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("no task matches"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let _ = std::fs::remove_dir_all(export);
+
+    // Resuming with other settings is refused, naming what differs.
+    let folder = tmp("resume-diff");
+    let noop = |extra: &[&str]| {
+        bin(&cache)
+            .args(["run", "--agent", "noop", "--tasks", "contacts.create", "--quiet", "--no-report", "--out"])
+            .arg(&folder)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert!(noop(&[]).status.success());
+    let out = noop(&["--resume", "--max-steps", "5", "--stop-on-repetition"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("max_steps: - → 5") && err.contains("stop_on_repetition: - → true"), "{err}");
+    assert!(noop(&["--resume"]).status.success(), "the same settings resume");
+    let _ = std::fs::remove_dir_all(folder);
 }

@@ -57,6 +57,14 @@ impl CacheMode {
 pub struct ResponseCache {
     dir: PathBuf,
     mode: CacheMode,
+    failures: Arc<WriteFailures>,
+}
+
+/// Stores that failed: the answer was still used, but it will cost again next time.
+#[derive(Debug, Default)]
+struct WriteFailures {
+    count: AtomicU64,
+    last: std::sync::Mutex<Option<String>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -82,7 +90,17 @@ pub fn canonical_json(value: &Value) -> String {
     sorted(value).to_string()
 }
 
-/// The cache key of a request body: hex SHA-256 of its canonical JSON.
+/// The cache key of a request: hex SHA-256 of the canonical JSON of its body, the endpoint's
+/// namespace and the request's cache scope.
+pub fn cache_key(namespace: &str, request: &ChatRequest, model: &str) -> String {
+    request_key(&serde_json::json!({
+        "namespace": namespace,
+        "scope": request.cache_scope,
+        "body": request.to_body(model),
+    }))
+}
+
+/// Hex SHA-256 of a value's canonical JSON.
 pub fn request_key(body: &Value) -> String {
     let digest = Sha256::digest(canonical_json(body).as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
@@ -91,7 +109,14 @@ pub fn request_key(body: &Value) -> String {
 impl ResponseCache {
     /// A cache in `dir` (created on first store).
     pub fn new(dir: impl Into<PathBuf>, mode: CacheMode) -> ResponseCache {
-        ResponseCache { dir: dir.into(), mode }
+        ResponseCache { dir: dir.into(), mode, failures: Arc::default() }
+    }
+
+    /// How many answers could not be stored, and the last reason (a full disk, a read-only
+    /// folder): those answers were used, but a re-run will pay for them again.
+    pub fn write_failures(&self) -> (u64, Option<String>) {
+        let last = self.failures.last.lock().ok().and_then(|l| l.clone());
+        (self.failures.count.load(Ordering::Relaxed), last)
     }
 
     /// The folder.
@@ -114,6 +139,9 @@ impl ResponseCache {
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            // An unreadable cache costs money, not results: a miss (the store will fail and be
+            // counted); in replay mode there is nothing else to answer with.
+            Err(_) if self.mode != CacheMode::Replay => return Ok(None),
             Err(e) => return Err(ModelError::Cache { path, message: e.to_string() }),
         };
         match serde_json::from_str::<Entry>(&text) {
@@ -177,12 +205,16 @@ impl ChatModel for CachedModel {
         self.inner.price()
     }
 
+    fn cache_namespace(&self) -> String {
+        self.inner.cache_namespace()
+    }
+
     fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Completion, ModelError>> {
         Box::pin(async move {
             if self.cache.mode == CacheMode::Off {
                 return self.inner.complete(request).await;
             }
-            let key = request_key(&request.to_body(self.inner.model()));
+            let key = cache_key(&self.inner.cache_namespace(), request, self.inner.model());
             if let Some(response) = self.cache.get(&key)? {
                 let cost_usd = self.inner.price().map(|p| p.cost(response.usage));
                 return Ok(Completion { response, cached: true, latency_ms: 0, attempts: 0, cost_usd });
@@ -191,7 +223,14 @@ impl ChatModel for CachedModel {
                 return Err(ModelError::CacheMiss { key, model: self.inner.model().to_string() });
             }
             let completion = self.inner.complete(request).await?;
-            self.cache.put(&key, self.inner.model(), &completion.response)?;
+            // An answer that cannot be stored is still the answer: use it, and count the failure
+            // so the run can say that a re-run will not be free.
+            if let Err(e) = self.cache.put(&key, self.inner.model(), &completion.response) {
+                self.cache.failures.count.fetch_add(1, Ordering::Relaxed);
+                if let Ok(mut last) = self.cache.failures.last.lock() {
+                    *last = Some(e.to_string());
+                }
+            }
             Ok(completion)
         })
     }

@@ -152,11 +152,27 @@ impl OpenAiClient {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let text = match response.text().await {
-            Ok(t) => t,
-            Err(e) if e.is_timeout() => return Err(Attempt::Retry(Failure::Timeout, None)),
-            Err(e) => return Err(Attempt::Retry(Failure::Unreachable(error_chain(&e)), None)),
-        };
+        let mut response = response;
+        let mut bytes = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                        let failure = Failure::Garbage(format!(
+                            "the response is larger than {} MiB",
+                            MAX_RESPONSE_BYTES >> 20
+                        ));
+                        return Err(Attempt::Retry(failure, None));
+                    }
+                    bytes.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) if e.is_timeout() => return Err(Attempt::Retry(Failure::Timeout, None)),
+                Err(e) => return Err(Attempt::Retry(Failure::Unreachable(error_chain(&e)), None)),
+            }
+        }
+        // Invalid UTF-8 is the model's text gone wrong, not the server's: read it lossily.
+        let text = String::from_utf8_lossy(&bytes);
         if !status.is_success() {
             let failure = Failure::Status(status.as_u16(), truncate(&text, 500));
             let transient = status.as_u16() == 429 || status.as_u16() == 408 || status.is_server_error();
@@ -166,11 +182,64 @@ impl OpenAiClient {
                 Attempt::Fatal(failure)
             });
         }
-        let body: Value = serde_json::from_str(&text).map_err(|e| {
-            Attempt::Retry(Failure::Garbage(format!("not JSON ({e}): {}", truncate(&text, 200))), None)
+        // A lone UTF-16 surrogate escape (`\ud800`) in the model's text is the model's problem:
+        // it becomes U+FFFD instead of failing the whole body.
+        let body: Value = serde_json::from_str(&text).or_else(|e| {
+            serde_json::from_str(&repair_surrogates(&text)).map_err(|_| {
+                Attempt::Retry(Failure::Garbage(format!("not JSON ({e}): {}", truncate(&text, 200))), None)
+            })
         })?;
         ChatResponse::from_body(&body).map_err(|m| Attempt::Retry(Failure::Garbage(m), None))
     }
+}
+
+/// The largest response body read (a larger one is a misbehaving server).
+pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+
+/// JSON text with every `\uXXXX` escape of a lone UTF-16 surrogate replaced by `\ufffd`
+/// (serde_json, rightly, rejects them; some servers emit them when a model's tokens split a
+/// character).
+pub fn repair_surrogates(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let escape_at = |i: usize| -> Option<u32> {
+        if chars.get(i) == Some(&'\\') && chars.get(i + 1) == Some(&'u') {
+            let hex: String = chars.get(i + 2..i + 6)?.iter().collect();
+            u32::from_str_radix(&hex, 16).ok()
+        } else {
+            None
+        }
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '\\' {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        match escape_at(i) {
+            Some(0xD800..=0xDBFF) => match escape_at(i + 6) {
+                Some(0xDC00..=0xDFFF) => {
+                    out.extend(&chars[i..i + 12]);
+                    i += 12;
+                }
+                _ => {
+                    out.push_str("\\ufffd");
+                    i += 6;
+                }
+            },
+            Some(0xDC00..=0xDFFF) => {
+                out.push_str("\\ufffd");
+                i += 6;
+            }
+            // Any other escape (including `\\`) is copied whole, so `\\u` stays text.
+            _ => {
+                out.extend(chars.get(i..(i + 2).min(chars.len())).unwrap_or_default());
+                i += 2;
+            }
+        }
+    }
+    out
 }
 
 /// Why one HTTP attempt failed.
@@ -206,6 +275,10 @@ impl ChatModel for OpenAiClient {
 
     fn price(&self) -> Option<Price> {
         self.price
+    }
+
+    fn cache_namespace(&self) -> String {
+        self.endpoint.base_url.trim_end_matches('/').to_string()
     }
 
     fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Completion, ModelError>> {
@@ -262,6 +335,7 @@ impl ChatModel for OpenAiClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn backoff_doubles_and_is_capped() {
@@ -280,6 +354,15 @@ mod tests {
         let e = OpenAiClient::new(ep).unwrap_err();
         assert!(e.to_string().contains("PHONEBENCH_TEST_SURELY_UNSET_KEY"), "{e}");
         assert!(OpenAiClient::new(Endpoint::new("http://127.0.0.1:1/v1", " ")).is_err());
+    }
+
+    #[test]
+    fn lone_surrogates_are_replaced_and_pairs_kept() {
+        let fixed = repair_surrogates(r#"{"a": "x\ud800y \ud83d\ude00 \udc00 \\ud800 \n"}"#);
+        assert_eq!(fixed, r#"{"a": "x\ufffdy \ud83d\ude00 \ufffd \\ud800 \n"}"#);
+        let v: Value = serde_json::from_str(&fixed).unwrap();
+        assert_eq!(v["a"], "x\u{FFFD}y \u{1F600} \u{FFFD} \\ud800 \n");
+        assert_eq!(repair_surrogates("tail \\"), "tail \\");
     }
 
     #[test]

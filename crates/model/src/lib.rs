@@ -28,7 +28,7 @@ use std::pin::Pin;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
-pub use cache::{CacheMode, CachedModel, ResponseCache, canonical_json, request_key};
+pub use cache::{CacheMode, CachedModel, ResponseCache, cache_key, canonical_json, request_key};
 pub use client::{Endpoint, OpenAiClient, RetryPolicy, install_crypto_provider};
 pub use price::Price;
 pub use types::{ChatRequest, ChatResponse, Completion, Message, Part, Role, Sampling, TokenUsage, ToolCall};
@@ -44,6 +44,13 @@ pub trait ChatModel: Send + Sync {
     /// The price of its tokens, if known.
     fn price(&self) -> Option<Price> {
         None
+    }
+
+    /// What, besides the request, decides the answer (the server's base URL for HTTP models):
+    /// part of the response-cache key, so two servers serving different weights under one model
+    /// name never share answers.
+    fn cache_namespace(&self) -> String {
+        self.model().to_string()
     }
 
     /// Completes `request`.

@@ -172,12 +172,16 @@ pub struct ChatRequest {
     /// Extra body fields passed through unchanged (llama.cpp `grammar`, vLLM `guided_json`,
     /// `response_format`, ...). They are written after the standard fields and may override them.
     pub extra: Map<String, Value>,
+    /// Never sent: part of the response-cache key, so that the same request made again within an
+    /// episode (a retry, a repeated state at temperature > 0), or in another episode, is a new
+    /// sample rather than the first answer replayed. Set by the agent's model handle.
+    pub cache_scope: Option<String>,
 }
 
 impl ChatRequest {
     /// A request with these messages and sampling parameters.
     pub fn new(messages: Vec<Message>, sampling: Sampling) -> ChatRequest {
-        ChatRequest { messages, sampling, tools: Vec::new(), extra: Map::new() }
+        ChatRequest { messages, sampling, tools: Vec::new(), extra: Map::new(), cache_scope: None }
     }
 
     /// The JSON body sent to `/chat/completions` for `model`.
@@ -227,10 +231,14 @@ pub struct TokenUsage {
 
 impl std::ops::AddAssign for TokenUsage {
     fn add_assign(&mut self, other: TokenUsage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.completion_tokens = self.completion_tokens.saturating_add(other.completion_tokens);
     }
 }
+
+/// The most tokens one call can plausibly report; larger counts (a broken or hostile server)
+/// are treated as not reported, so sums stay meaningful.
+pub const MAX_PLAUSIBLE_TOKENS: u64 = 100_000_000;
 
 /// What the model answered.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -252,7 +260,7 @@ impl ChatResponse {
     /// non-object message) is an error: the server answered garbage. Missing optional fields
     /// (usage, content) are tolerated, as servers differ in what they send.
     pub fn from_body(body: &Value) -> Result<ChatResponse, String> {
-        if let Some(err) = body.get("error") {
+        if let Some(err) = body.get("error").filter(|e| !e.is_null()) {
             return Err(format!(
                 "the server returned an error object: {}",
                 crate::truncate(&err.to_string(), 300)
@@ -298,7 +306,13 @@ impl ChatResponse {
             }
         }
         let finish_reason = choice.get("finish_reason").and_then(Value::as_str).map(str::to_string);
-        let count = |k: &str| body.get("usage").and_then(|u| u.get(k)).and_then(Value::as_u64).unwrap_or(0);
+        let count = |k: &str| {
+            body.get("usage")
+                .and_then(|u| u.get(k))
+                .and_then(Value::as_u64)
+                .filter(|n| *n <= MAX_PLAUSIBLE_TOKENS)
+                .unwrap_or(0)
+        };
         let usage = TokenUsage {
             prompt_tokens: count("prompt_tokens"),
             completion_tokens: count("completion_tokens"),

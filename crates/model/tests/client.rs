@@ -178,3 +178,72 @@ async fn cache_read_write_then_replay_without_a_server() {
     assert!(matches!(off.complete(&request("a")).await.unwrap_err(), ModelError::Unreachable { .. }));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn odd_but_valid_bodies_are_read_and_implausible_usage_is_dropped() {
+    let server = MockServer::start(|req: &serde_json::Value| match last_user_text(req).as_str() {
+        // A valid completion that also says `"error": null`.
+        "null-error" => MockReply::Raw(
+            r#"{"error": null, "choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}"#.into(),
+        ),
+        // The model's text with a lone surrogate escape (a token that split a character).
+        "surrogate" => MockReply::Raw(r#"{"choices": [{"message": {"content": "a\ud800b \ud83d\ude00"}}]}"#.into()),
+        // A server that reports absurd token counts.
+        _ => MockReply::Raw(
+            r#"{"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": 18446744073709551615, "completion_tokens": -3}}"#.into(),
+        ),
+    })
+    .await
+    .unwrap();
+    let client = OpenAiClient::new(endpoint(&server.base_url())).unwrap();
+    let c = client.complete(&request("null-error")).await.unwrap();
+    assert_eq!((c.response.content.as_str(), c.response.usage.prompt_tokens), ("ok", 5));
+    let c = client.complete(&request("surrogate")).await.unwrap();
+    assert_eq!(c.response.content, "a\u{FFFD}b \u{1F600}");
+    let c = client.complete(&request("usage")).await.unwrap();
+    assert_eq!(c.response.usage, TokenUsage::default(), "implausible counts are not reported");
+    let mut sum = TokenUsage { prompt_tokens: u64::MAX, completion_tokens: 1 };
+    sum += TokenUsage { prompt_tokens: 5, completion_tokens: 1 };
+    assert_eq!(sum.prompt_tokens, u64::MAX, "sums saturate");
+}
+
+#[tokio::test]
+async fn cache_keys_separate_servers_and_scopes_and_a_failed_store_keeps_the_answer() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let serve = move |_: &serde_json::Value| {
+        MockReply::text(format!("answer {}", seen.fetch_add(1, Ordering::SeqCst)))
+    };
+    let a = MockServer::start(serve.clone()).await.unwrap();
+    let b = MockServer::start(serve).await.unwrap();
+    let dir = temp_dir("keys");
+    let cache = ResponseCache::new(&dir, CacheMode::ReadWrite);
+    let on = |url: &str| CachedModel::new(Arc::new(OpenAiClient::new(endpoint(url)).unwrap()), cache.clone());
+    let (model_a, model_b) = (on(&a.base_url()), on(&b.base_url()));
+    let first = model_a.complete(&request("q")).await.unwrap();
+    assert!(model_a.complete(&request("q")).await.unwrap().cached);
+    // The same model name on another server is another model: no shared answers.
+    let other = model_b.complete(&request("q")).await.unwrap();
+    assert!(!other.cached);
+    assert_ne!(other.response.content, first.response.content);
+    // The same request in another scope (another occurrence, another episode) is a new sample.
+    let mut again = request("q");
+    again.cache_scope = Some("task#0#1".into());
+    assert!(!model_a.complete(&again).await.unwrap().cached);
+    assert!(model_a.complete(&again).await.unwrap().cached);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+
+    // A cache that cannot be written: the answer is still returned, and the failure counted.
+    let blocked = temp_dir("blocked");
+    std::fs::write(&blocked, "a file where the cache folder should be").unwrap();
+    let unwritable = ResponseCache::new(&blocked, CacheMode::ReadWrite);
+    let model =
+        CachedModel::new(Arc::new(OpenAiClient::new(endpoint(&a.base_url())).unwrap()), unwritable.clone());
+    let c = model.complete(&request("q")).await.unwrap();
+    assert!(c.response.content.starts_with("answer "));
+    let (failures, why) = unwritable.write_failures();
+    assert_eq!(failures, 1);
+    assert!(why.is_some());
+    let _ = std::fs::remove_file(&blocked);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -146,8 +146,7 @@ pub fn config() -> RunConfig {
         instances: 1,
         tasks: None,
         format: "sphinx-tree".to_string(),
-        model: None,
-        agent_fingerprint: None,
+        ..RunConfig::default()
     }
 }
 

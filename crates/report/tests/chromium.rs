@@ -2,7 +2,10 @@
 //! the summary figures and the escaped hostile text as text) with no console message at all (the
 //! report has no script, so any console line is an error or a blocked script), and the episode
 //! pages' screenshots must really load: a capture of the page must show the fixture PNGs' pixels
-//! and the touch marker where the point is.
+//! and the touch marker where the point is. The last test chains the real pipeline: an image
+//! agent's episode on the simulated phone against the mock model server, the screenshots the
+//! runner saved, the report of that results folder, and its episode page in Chromium showing the
+//! real screen with the marker on the element the agent tapped.
 //!
 //! Chromium is required, never skipped: install the Debian package `chromium` (`.ci/run` does)
 //! or point `PHONEBENCH_CHROMIUM` at a Chromium binary.
@@ -402,6 +405,342 @@ fn screenshots_load_with_the_touch_point_marked() {
     // image, which is why the console alone proves nothing).
     let why = screenshots_shown(&missing).expect_err("images with a wrong URL went unnoticed");
     assert!(why.contains("no pixel of screenshot 0"), "{why}");
+    fixture::cleanup(&out);
+    fixture::cleanup(&dir);
+}
+
+// The real pipeline: an image agent's episode on the simulated phone, its screenshots as the
+// runner saves them, the report of it, and the page in Chromium.
+
+/// The task of the real episode: it opens on the Settings main screen.
+const REAL_TASK: &str = "settings.screen_timeout";
+/// The simulated phone's screen, in pixels.
+const PHONE_SCREEN: (usize, usize) = (1080, 2400);
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn catalog() -> phonebench_phone::Catalog {
+    phonebench_phone::Catalog::load_dir(&repo().join("apps")).expect("the apps load")
+}
+
+/// The clickable element around the "Display" label of the Settings main screen (the row the
+/// agent taps), as left, top, right, bottom (right and bottom exclusive), and its label's centre.
+fn display_row() -> ((i32, i32, i32, i32), (i32, i32)) {
+    use phonebench_phone::{CLOCK_START_MS, Phone, PhoneConfig};
+    let config = PhoneConfig { seed: 0, clock_start_ms: CLOCK_START_MS, ..PhoneConfig::default() };
+    let mut phone = Phone::new(catalog(), config).expect("phone");
+    phone.apply(&phonebench_actions::Action::OpenApp { app: "settings".into() }).expect("settings opens");
+    let tree = phone.tree().expect("tree");
+    let label = tree
+        .iter()
+        .filter(|(_, n)| n.text == "Display" && !n.bounds.is_empty())
+        .map(|(id, _)| id)
+        .last()
+        .expect("a `Display` label on the Settings main screen");
+    let row = std::iter::once(label)
+        .chain(tree.ancestors(label))
+        .find(|&id| tree.node(id).clickable)
+        .expect("the `Display` label is in a clickable row");
+    let b = tree.node(row).bounds;
+    ((b.left, b.top, b.right, b.bottom), tree.node(label).bounds.center())
+}
+
+/// A screenshot as the report shows it: the PNG averaged over 4×4 blocks (1080×2400 shown
+/// [`SHOT_WIDTH`] = 270 px wide is exactly a quarter), RGB row after row.
+struct Shown {
+    width: usize,
+    height: usize,
+    rgb: Vec<u8>,
+}
+
+fn shown(png_bytes: &[u8]) -> Shown {
+    let pixmap = phonebench_pixels::decode_png(png_bytes).expect("the saved screenshot decodes");
+    let (w, h) = (pixmap.width() as usize, pixmap.height() as usize);
+    assert_eq!((w, h), PHONE_SCREEN, "the saved screenshot is the phone's screen");
+    let f = w / SHOT_WIDTH as usize;
+    let (sw, sh) = (w / f, h / f);
+    let data = pixmap.data();
+    let mut rgb = Vec::with_capacity(sw * sh * 3);
+    for y in 0..sh {
+        for x in 0..sw {
+            for ch in 0..3 {
+                let mut sum = 0usize;
+                for dy in 0..f {
+                    for dx in 0..f {
+                        sum += usize::from(data[((y * f + dy) * w + x * f + dx) * 4 + ch]);
+                    }
+                }
+                rgb.push(((sum + f * f / 2) / (f * f)) as u8);
+            }
+        }
+    }
+    Shown { width: sw, height: sh, rgb }
+}
+
+/// Points of a shown screenshot inside flat areas (a 7×7 neighbourhood of one colour, ±2), where
+/// any browser's scaling filter must give the PNG's colour: one every 6 px. The most frequent
+/// colour's points come last, so a search tries the telling ones first.
+fn flat_points(s: &Shown) -> Vec<(usize, usize, [u8; 3])> {
+    let px = |x: usize, y: usize| {
+        let i = (y * s.width + x) * 3;
+        [s.rgb[i], s.rgb[i + 1], s.rgb[i + 2]]
+    };
+    let mut points = Vec::new();
+    for y in (3..s.height - 3).step_by(6) {
+        for x in (3..s.width - 3).step_by(6) {
+            let c = px(x, y);
+            let flat = (y - 3..=y + 3).all(|yy| {
+                (x - 3..=x + 3).all(|xx| px(xx, yy).iter().zip(c).all(|(&a, b)| a.abs_diff(b) <= 2))
+            });
+            if flat {
+                points.push((x, y, c));
+            }
+        }
+    }
+    let mut counts = std::collections::HashMap::new();
+    for p in &points {
+        *counts.entry(p.2).or_insert(0usize) += 1;
+    }
+    points.sort_by_key(|p| counts[&p.2]);
+    points
+}
+
+/// Whether the capture, read with its top-left at `at`, has the colours of `points` (±6 per
+/// channel) but for at most `misses` of them.
+fn fits(c: &Capture, at: (usize, usize), points: &[(usize, usize, [u8; 3])], misses: usize) -> bool {
+    let mut missed = 0;
+    for &(x, y, [r, g, b]) in points {
+        let i = ((at.1 + y) * c.width + at.0 + x) * 3;
+        if c.rgb[i].abs_diff(r) > 6 || c.rgb[i + 1].abs_diff(g) > 6 || c.rgb[i + 2].abs_diff(b) > 6 {
+            missed += 1;
+            if missed > misses {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Where a capture may show the screenshot `s`: every top-left position at which about 60 flat
+/// points of colour (not white, as the page is) have their colour, but for 3 (the touch marker
+/// may cover one or two). Every fifth of them first, to be quick.
+fn candidates(c: &Capture, s: &Shown) -> Result<Vec<(usize, usize)>, String> {
+    let coloured: Vec<_> = flat_points(s).into_iter().filter(|p| p.2 != [255, 255, 255]).collect();
+    if coloured.len() < 30 {
+        return Err(format!(
+            "the screenshot has {} flat coloured points, too few to find it",
+            coloured.len()
+        ));
+    }
+    let points: Vec<_> = coloured.iter().step_by(coloured.len().div_ceil(60)).copied().collect();
+    let first: Vec<_> = points.iter().step_by(5).copied().collect();
+    let mut found = Vec::new();
+    if c.width < s.width || c.height < s.height {
+        return Ok(found);
+    }
+    for top in 0..=c.height - s.height {
+        for left in 0..=c.width - s.width {
+            if fits(c, (left, top), &first, 2) && fits(c, (left, top), &points, 3) {
+                found.push((left, top));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The mean absolute difference per channel between the capture at `at` and the shown
+/// screenshot, on every `step`th pixel both ways, outside the rectangle `avoid` of the capture
+/// (the touch marker).
+fn picture_error(
+    c: &Capture,
+    s: &Shown,
+    at: (usize, usize),
+    avoid: (usize, usize, usize, usize),
+    step: usize,
+) -> f64 {
+    let (mut sum, mut n) = (0u64, 0u64);
+    for y in (at.1..at.1 + s.height).step_by(step) {
+        for x in (at.0..at.0 + s.width).step_by(step) {
+            if (avoid.0..=avoid.2).contains(&x) && (avoid.1..=avoid.3).contains(&y) {
+                continue;
+            }
+            let (i, j) = ((y * c.width + x) * 3, ((y - at.1) * s.width + x - at.0) * 3);
+            sum += u64::from(c.rgb[i].abs_diff(s.rgb[j]))
+                + u64::from(c.rgb[i + 1].abs_diff(s.rgb[j + 1]))
+                + u64::from(c.rgb[i + 2].abs_diff(s.rgb[j + 2]));
+            n += 3;
+        }
+    }
+    sum as f64 / n.max(1) as f64
+}
+
+/// How far (mean per channel) the picture Chromium shows may be from the 4×4 box average (it
+/// is about 0.04: Chromium's filter and the box average differ at a few edges; the picture one
+/// pixel off is several times this far).
+const MAX_PICTURE_ERROR: f64 = 0.5;
+
+/// The detector for the real episode: the capture shows the screenshot `s` whole, once, with
+/// its real pixels, and the touch marker is centred on `point` (screen pixels) scaled into the
+/// shown picture. Returns where the picture is.
+fn real_shot_shown(c: &Capture, s: &Shown, point: (i32, i32)) -> Result<(usize, usize), String> {
+    let marker = blob(c, MARKER);
+    // The marker's white halo is 2 px wide.
+    let around = marker.as_ref().map_or((1, 1, 0, 0), |m| {
+        let b = m.bounds;
+        (b.0.saturating_sub(3), b.1.saturating_sub(3), b.2 + 3, b.3 + 3)
+    });
+    let mut fits: Vec<(f64, (usize, usize))> =
+        candidates(c, s)?.into_iter().map(|at| (picture_error(c, s, at, around, 6), at)).collect();
+    fits.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let Some(&(_, (left, top))) = fits.first() else {
+        return Err("the screenshot's pixels are not in the capture".into());
+    };
+    let error = picture_error(c, s, (left, top), around, 1);
+    if error > MAX_PICTURE_ERROR {
+        return Err(format!(
+            "the picture at {:?} differs from the screenshot by {error:.2} per channel on average",
+            (left, top)
+        ));
+    }
+    if let Some((e, at)) = fits.iter().skip(1).find(|f| f.0 <= MAX_PICTURE_ERROR) {
+        return Err(format!("the screenshot is shown twice: at {:?} and {at:?} ({e:.2})", (left, top)));
+    }
+    let marker = marker.ok_or("no touch marker pixel")?;
+    if marker.count < 50 {
+        return Err(format!("too few touch marker pixels: {marker:?}"));
+    }
+    let scale = s.width as f64 / PHONE_SCREEN.0 as f64;
+    let expected = (left as f64 + f64::from(point.0) * scale, top as f64 + f64::from(point.1) * scale);
+    if (marker.centre.0 - expected.0).abs() > 2.0 || (marker.centre.1 - expected.1).abs() > 2.0 {
+        return Err(format!("touch marker centred at {:?}, expected {expected:?}", marker.centre));
+    }
+    Ok((left, top))
+}
+
+#[test]
+fn a_real_image_agent_episode_shows_its_screenshot_and_touch_point_in_chromium() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use phonebench_agents::llm::{AgentConfig, ModelAgentSpec, ModelHandle, Models};
+    use phonebench_model::mock::{MockReply, MockServer};
+    use phonebench_model::{ChatModel, Endpoint, OpenAiClient, RetryPolicy};
+    use phonebench_runner::results::ResultsDb;
+    use phonebench_runner::{AgentChoice, Limits, RunOptions, run_suite};
+
+    let started = Instant::now();
+    let (row, label) = display_row();
+    // The model: a tap on the "Display" label in Qwen3-VL's 0–999 grid, then "done".
+    let grid = |v: i32, of: usize| (f64::from(v) / of as f64 * 999.0).round();
+    let tap = format!(
+        "Thought: open Display\nAction: \"Tap Display.\"\n<tool_call>\n{{\"name\": \"mobile_use\", \"arguments\": \
+         {{\"action\": \"click\", \"coordinate\": [{}, {}]}}}}\n</tool_call>",
+        grid(label.0, PHONE_SCREEN.0),
+        grid(label.1, PHONE_SCREEN.1)
+    );
+    let done = "Thought: done\nAction: \"Finish.\"\n<tool_call>\n{\"name\": \"mobile_use\", \"arguments\": \
+                {\"action\": \"terminate\", \"status\": \"success\"}}\n</tool_call>";
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let server_rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = server_rt
+        .block_on(MockServer::start(move |_: &serde_json::Value| {
+            MockReply::text(if counted.fetch_add(1, Ordering::SeqCst) == 0 {
+                tap.clone()
+            } else {
+                done.to_string()
+            })
+        }))
+        .unwrap();
+
+    let mut config = AgentConfig::builtin("coords").unwrap();
+    config.set_option("convention=qwen3-vl").unwrap();
+    let mut endpoint = Endpoint::new(server.base_url(), "mock-actor");
+    endpoint.retry = RetryPolicy { max_retries: 1, base_delay_ms: 10, max_delay_ms: 20 };
+    let client: Arc<dyn ChatModel> = Arc::new(OpenAiClient::new(endpoint).unwrap());
+    let main = ModelHandle::new(client, &config.model);
+    let agent = ModelAgentSpec::new(config, Models { main, grounding: None }).unwrap();
+
+    let dir = fixture::temp_dir("chromium-real");
+    let results = dir.join("results");
+    let options = RunOptions {
+        suite_name: "starter".into(),
+        tasks: Some(REAL_TASK.into()),
+        agent: AgentChoice::Model(Arc::new(agent)),
+        instances: 1,
+        seed: 0,
+        concurrency: 1,
+        out: results.clone(),
+        resume: false,
+        limits: Limits { max_steps: Some(4), ..Limits::default() },
+        episode: phonebench_env::EpisodeOptions::default(),
+        progress: false,
+        validation_cache: None,
+        judge: None,
+        user: None,
+        save_screenshots: true,
+        stop_after_infrastructure: 0,
+    };
+    let suite = phonebench_tasks::Suite::load(&repo().join("suites/starter")).unwrap();
+    let run_rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let outcome = run_rt.block_on(run_suite(&catalog(), &suite, &options)).unwrap();
+    server_rt.block_on(server.stop());
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "one tap, then done");
+    assert_eq!(outcome.episodes.len(), 1);
+    let episode = &outcome.episodes[0];
+    assert_eq!(episode.infrastructure_error, None);
+
+    // The step as stored: the tap's point lies on the Display row, on the saved screen.
+    let steps = ResultsDb::open_existing(&results).unwrap().steps(&episode.key).unwrap();
+    let first = &steps[0];
+    let point = first.point.expect("the tap's point is stored");
+    assert!(
+        row.0 <= point.0 && point.0 < row.2 && row.1 <= point.1 && point.1 < row.3,
+        "the tap at {point:?} misses the Display row {row:?}"
+    );
+    assert!(first.hit.as_deref().is_some_and(|h| h.contains("Display")), "hit: {:?}", first.hit);
+    assert_eq!(first.screen_size, Some((PHONE_SCREEN.0 as u32, PHONE_SCREEN.1 as u32)));
+    let stored = first.screenshot.as_deref().expect("screenshots are saved");
+    let shot = shown(&std::fs::read(results.join(stored)).unwrap());
+
+    // The report elsewhere: the page reaches the PNGs through `..` out of its own tree.
+    let out = fixture::temp_dir("chromium-real-out");
+    let files = write_report(&results, &out).unwrap();
+    let page_name = format!("{}.html", episode.key.replace('#', "_"));
+    let page = files.episodes.iter().find(|p| p.ends_with(&page_name)).unwrap();
+    let capture = capture(page, &dir.join("profile"));
+    assert_eq!((capture.width, capture.height), WINDOW);
+    assert!(
+        capture.loaded.console.is_empty(),
+        "console messages on {}: {:?}",
+        page.display(),
+        capture.loaded.console
+    );
+    let at = real_shot_shown(&capture, &shot, point).unwrap_or_else(|why| {
+        panic!(
+            "the real screenshot is not shown as it should be in Chromium: {why}; log:\n{}",
+            capture.loaded.log
+        )
+    });
+
+    // The detector catches a marker off the tapped point (one row lower) and a picture that is
+    // not there (its box painted white, as a missing image leaves it).
+    let lower = (point.0, point.1 + (row.3 - row.1));
+    let why = real_shot_shown(&capture, &shot, lower).expect_err("a marker off the point went unnoticed");
+    assert!(why.contains("touch marker centred at"), "{why}");
+    let loaded = Loaded { dom: String::new(), console: Vec::new(), log: String::new() };
+    let mut blank =
+        Capture { width: capture.width, height: capture.height, rgb: capture.rgb.clone(), loaded };
+    for y in at.1..at.1 + shot.height {
+        let i = (y * blank.width + at.0) * 3;
+        blank.rgb[i..i + shot.width * 3].fill(255);
+    }
+    let why = real_shot_shown(&blank, &shot, point).expect_err("a missing picture went unnoticed");
+    assert!(why.contains("not in the capture"), "{why}");
+    eprintln!("real episode to Chromium capture in {:?}", started.elapsed());
     fixture::cleanup(&out);
     fixture::cleanup(&dir);
 }

@@ -22,13 +22,45 @@ use crate::results::Usage;
 pub struct Limits {
     /// Overrides the task's step budget.
     pub max_steps: Option<u32>,
-    /// Wall-clock limit (for all trials together).
+    /// Time limit for all trials together, not counting time spent waiting for model servers:
+    /// how fast a server answers must not change a trajectory (a cached re-run waits for none),
+    /// and a server that does not answer is the server's failure, not the agent's.
     pub timeout: Duration,
+    /// The longest one agent turn may take, model calls included. Beyond it the agent is taken
+    /// to be stuck on a server that never answers: an infrastructure failure.
+    pub turn_timeout: Duration,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_steps: None, timeout: Duration::from_secs(600) }
+        Limits { max_steps: None, timeout: Duration::from_secs(600), turn_timeout: Duration::from_secs(3600) }
+    }
+}
+
+/// An episode's time budget: wall time minus the time its agent waited for models.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    started: Instant,
+    waited: Duration,
+    limit: Duration,
+}
+
+impl Budget {
+    /// A budget of `limit` starting now.
+    pub fn new(limit: Duration) -> Budget {
+        Budget { started: Instant::now(), waited: Duration::ZERO, limit }
+    }
+
+    /// Whether it is spent.
+    pub fn exceeded(&self) -> bool {
+        self.started.elapsed().saturating_sub(self.waited) >= self.limit
+    }
+
+    /// Takes the model calls' waiting time out of the budget's account.
+    pub fn waited_for<'a>(&mut self, calls: impl IntoIterator<Item = &'a CallRecord>) {
+        for c in calls {
+            self.waited += Duration::from_millis(c.latency_ms);
+        }
     }
 }
 
@@ -99,8 +131,8 @@ pub async fn run_episode(
     options: EpisodeOptions,
     limits: Limits,
 ) -> Result<Finished, EnvError> {
-    let deadline = Instant::now() + limits.timeout;
-    run_trial(catalog, task, agent, options, limits, &Extras::default(), 0, deadline).await
+    let mut budget = Budget::new(limits.timeout);
+    run_trial(catalog, task, agent, options, limits, &Extras::default(), 0, &mut budget).await
 }
 
 /// One trial: a fresh phone, agent turns until the episode ends, the verdicts.
@@ -113,7 +145,7 @@ pub async fn run_trial(
     limits: Limits,
     extras: &Extras,
     trial: usize,
-    deadline: Instant,
+    budget: &mut Budget,
 ) -> Result<Finished, EnvError> {
     let mut task = task.clone();
     if let Some(m) = limits.max_steps {
@@ -155,13 +187,17 @@ pub async fn run_trial(
             episode.end_with(EpisodeEnd::Infrastructure { message });
             break;
         }
-        let Some(remaining) = deadline.checked_duration_since(Instant::now()) else {
+        if budget.exceeded() {
             episode.end_with(EpisodeEnd::Timeout);
             break;
-        };
-        let output = match tokio::time::timeout(remaining, agent.act(&input)).await {
+        }
+        let output = match tokio::time::timeout(limits.turn_timeout, agent.act(&input)).await {
             Err(_) => {
-                episode.end_with(EpisodeEnd::Timeout);
+                let message = format!(
+                    "the agent's turn took over {} s (model calls included): a model server that does not answer?",
+                    limits.turn_timeout.as_secs()
+                );
+                episode.end_with(EpisodeEnd::Infrastructure { message });
                 break;
             }
             Ok(Err(e)) => {
@@ -170,6 +206,7 @@ pub async fn run_trial(
             }
             Ok(Ok(output)) => output,
         };
+        budget.waited_for(&output.calls);
         let mut step_calls = output.calls;
         let mut user_reply = None;
         if let (Some(user), Ok(Action::AskUser { text })) = (&extras.user, &output.action) {
@@ -181,6 +218,7 @@ pub async fn run_trial(
                 .collect();
             match user.reply(&task.goal, &task.facts, text, &history).await {
                 Ok((reply, record)) => {
+                    budget.waited_for([&record]);
                     step_calls.push(record);
                     user_reply = Some(reply);
                 }
@@ -269,11 +307,11 @@ pub async fn run_agent(
     limits: Limits,
     extras: &Extras,
 ) -> Result<AgentRun, EnvError> {
-    let deadline = Instant::now() + limits.timeout;
+    let mut budget = Budget::new(limits.timeout);
     let trials = agent.trials().max(1);
     let mut run = AgentRun { trials: Vec::new(), reflections: Vec::new() };
     for trial in 0..trials {
-        let finished = run_trial(catalog, task, agent, options, limits, extras, trial, deadline).await?;
+        let finished = run_trial(catalog, task, agent, options, limits, extras, trial, &mut budget).await?;
         let stop = finished.verdict.success
             || trial + 1 == trials
             || matches!(
@@ -290,15 +328,22 @@ pub async fn run_agent(
         if stop {
             break;
         }
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(remaining, agent.reflect(&report)).await {
-            Ok(Ok(calls)) => run.reflections.push(calls),
+        if budget.exceeded() {
+            mark_last(&mut run, EpisodeEnd::Timeout);
+            break;
+        }
+        match tokio::time::timeout(limits.turn_timeout, agent.reflect(&report)).await {
+            Ok(Ok(calls)) => {
+                budget.waited_for(&calls);
+                run.reflections.push(calls);
+            }
             Ok(Err(e)) => {
                 mark_last(&mut run, EpisodeEnd::Infrastructure { message: format!("reflection: {}", e.0) });
                 break;
             }
             Err(_) => {
-                mark_last(&mut run, EpisodeEnd::Timeout);
+                let message = format!("reflection: no answer within {} s", limits.turn_timeout.as_secs());
+                mark_last(&mut run, EpisodeEnd::Infrastructure { message });
                 break;
             }
         }

@@ -283,7 +283,7 @@ pub struct StepResult {
 }
 
 /// The run's configuration, stored once per folder; resuming with another one is refused.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RunConfig {
     /// Suite name.
     pub suite: String,
@@ -304,6 +304,45 @@ pub struct RunConfig {
     /// refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_fingerprint: Option<String>,
+    /// The step budget given on the command line, when it overrides the tasks'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<u32>,
+    /// Episodes end at the first format error (SPHINX's rule).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub end_on_format_error: bool,
+    /// Episodes end at the third identical action in a row (SPHINX's rule).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub stop_on_repetition: bool,
+    /// The screen, when not the default one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<String>,
+    /// The model-based simulated user (model and prompt), when one answers `ask_user`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// The model judge (model and prompt), when one is used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<String>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl RunConfig {
+    /// The fields in which `other` differs from this configuration, as `name: this → other`.
+    pub fn differences(&self, other: &RunConfig) -> Vec<String> {
+        let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
+            (serde_json::to_value(self), serde_json::to_value(other))
+        else {
+            return vec!["(unreadable configuration)".into()];
+        };
+        let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        let show = |v: Option<&serde_json::Value>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+        keys.into_iter()
+            .filter(|k| a.get(*k) != b.get(*k))
+            .map(|k| format!("{k}: {} → {}", show(a.get(k)), show(b.get(k))))
+            .collect()
+    }
 }
 
 /// An open results database.
@@ -398,9 +437,9 @@ impl ResultsDb {
                 Ok(())
             }
             Some(existing) => Err(ResultsError::Mismatch(format!(
-                "{} holds results of a different run ({}); choose another --out",
+                "{} holds results of a different run ({}); choose another --out, or --fresh to start over",
                 self.path.display(),
-                serde_json::to_string(&existing).unwrap_or_default()
+                existing.differences(config).join("; ")
             ))),
             None => {
                 let text = serde_json::to_string(config).map_err(self.json("run.config"))?;

@@ -94,7 +94,7 @@ impl AgentChoice {
     pub fn build(&self, task: &TaskInstance) -> Box<dyn Agent> {
         match self {
             AgentChoice::Builtin(k) => k.build(task),
-            AgentChoice::Model(spec) => spec.build(),
+            AgentChoice::Model(spec) => spec.build(&episode_key(&task.task_id, task.instance)),
         }
     }
 
@@ -241,6 +241,13 @@ pub async fn run_suite(
         format: options.episode.format.name().to_string(),
         model,
         agent_fingerprint,
+        max_steps: options.limits.max_steps,
+        end_on_format_error: options.episode.format_errors == phonebench_env::FormatErrorPolicy::End,
+        stop_on_repetition: options.episode.stop_on_repetition,
+        display: (options.episode.display != phonebench_phone::Display::default())
+            .then(|| options.episode.display.to_string()),
+        user: options.user.as_ref().map(|u| u.fingerprint()),
+        judge: options.judge.as_ref().map(|j| j.fingerprint()),
     };
     db.claim(&config, options.resume)?;
     let done = db.done_keys()?;
@@ -352,7 +359,7 @@ async fn run_instance(
     } else {
         let key = episode_key(&inst.task_id, inst.instance);
         let extras = Extras {
-            user: options.user.clone(),
+            user: options.user.as_ref().map(|u| Arc::new(u.scoped(&key))),
             screenshots: options.save_screenshots.then(|| ScreenshotSink {
                 results_dir: options.out.clone(),
                 folder: format!("{SCREENSHOTS_DIR}/{}", safe_name(&key)),
@@ -369,7 +376,8 @@ async fn run_instance(
         multi_trial: agent.trials() > 1,
         ..Outcome::default()
     };
-    if let (Some(judge), Some(last)) = (&options.judge, run.last())
+    let judge = options.judge.as_ref().map(|j| j.scoped(&episode_key(&inst.task_id, inst.instance)));
+    if let (Some(judge), Some(last)) = (&judge, run.last())
         && last
             .trajectory
             .end

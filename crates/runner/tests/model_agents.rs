@@ -649,3 +649,46 @@ async fn a_model_user_answers_ask_user_from_the_hidden_facts() {
     assert_eq!(last_user_text(second), answer);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn waiting_for_the_model_is_not_the_agents_time_and_a_hung_server_is_infrastructure() {
+    // Each answer takes a second; the episode's own time limit is two seconds: three steps wait
+    // three seconds for the model, yet the episode runs to its step budget.
+    let slow = MockServer::start(|_: &Value| MockReply::Delay {
+        ms: 1000,
+        then: Box::new(MockReply::text("In summary, the next action I will perform is ```press [back]```")),
+    })
+    .await
+    .unwrap();
+    let out = tmp("slow");
+    let mut opts = options(spec("sphinx-react", &[], &slow.base_url()), TASK, &out);
+    opts.limits =
+        Limits { max_steps: Some(3), timeout: std::time::Duration::from_secs(2), ..Limits::default() };
+    opts.save_screenshots = false;
+    let outcome = tokio::task::spawn_blocking(move || run(&opts)).await.unwrap();
+    let e = the_episode(&outcome);
+    assert_eq!((e.end.as_str(), e.steps, e.infrastructure_error.as_deref()), ("budget", 3, None));
+    slow.stop().await;
+
+    // A server that never answers: the turn limit ends the episode as infrastructure, unscored.
+    let hung = MockServer::start(|_: &Value| MockReply::Delay {
+        ms: 60_000,
+        then: Box::new(MockReply::text("late")),
+    })
+    .await
+    .unwrap();
+    let out = tmp("hung");
+    let mut opts = options(spec("sphinx-react", &[], &hung.base_url()), TASK, &out);
+    opts.limits.turn_timeout = std::time::Duration::from_secs(1);
+    let outcome = tokio::task::spawn_blocking(move || run(&opts)).await.unwrap();
+    let e = the_episode(&outcome);
+    assert_eq!(e.end, "infrastructure");
+    assert!(
+        e.infrastructure_error.as_deref().unwrap().contains("turn took over 1 s"),
+        "{:?}",
+        e.infrastructure_error
+    );
+    let summary = phonebench_runner::metrics::summarize(&outcome.episodes);
+    assert_eq!((summary.overall.scored, summary.overall.infrastructure), (0, 1));
+    drop(hung);
+}

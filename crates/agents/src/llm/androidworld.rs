@@ -112,7 +112,7 @@ impl AndroidWorldAgent {
         }
         let (response, record) = self.model.call("summary", vec![message]).await?;
         calls.push(record);
-        self.history.push(format!("Action selected: {}. {}", pending.action, response.content));
+        self.history.push(format!("Action selected: {}. {}", pending.action, super::clip(&response.text())));
         Ok(())
     }
 
@@ -165,7 +165,7 @@ impl AndroidWorldAgent {
                                 before_elements: elements,
                                 before_marked,
                                 action: python_dumps(&action_json),
-                                reason,
+                                reason: super::clip(&reason),
                             })
                         }
                     }

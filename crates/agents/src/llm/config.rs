@@ -64,7 +64,7 @@ impl Design {
 }
 
 /// One endpoint's settings as a config writes them; every field may be left to the command line.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSection {
     /// API base URL (`.../v1`).
@@ -319,22 +319,19 @@ impl AgentConfig {
     }
 
     /// A fingerprint of everything that decides the agent's behaviour (config and templates):
-    /// resuming a run with edited prompts is refused.
+    /// resuming a run with edited prompts is refused. Canonical JSON, so it does not change with
+    /// how types print.
     pub fn fingerprint(&self) -> String {
-        let mut text = format!(
-            "{}\n{}\n{}\n{:?}\n{:?}\n",
-            self.name,
-            self.design.name(),
-            self.observation.name(),
-            self.model,
-            self.grounding
-        );
-        text.push_str(&format!("{:?}", self.options));
-        for (role, (file, source)) in &self.prompts {
-            text.push_str(&format!("\n{role}={file}\n{source}"));
-        }
-        let key = phonebench_model::request_key(&Value::String(text));
-        key[..16].to_string()
+        let value = serde_json::json!({
+            "name": self.name,
+            "design": self.design.name(),
+            "observation": self.observation.name(),
+            "model": self.model,
+            "grounding": self.grounding,
+            "options": self.options,
+            "prompts": self.prompts,
+        });
+        phonebench_model::request_key(&value)[..16].to_string()
     }
 }
 

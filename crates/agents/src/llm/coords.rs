@@ -171,9 +171,11 @@ impl CoordsAgent {
         let (width, height) = screen_size(input);
         let action = parse_coord_action(&text, &self.convention, width, height).map_err(|e| e.to_string());
         match self.family {
-            Family::MobileUse999 | Family::MobileUseSized => self.conclusions.push(action_sentence(&text)),
+            Family::MobileUse999 | Family::MobileUseSized => {
+                self.conclusions.push(super::clip(&action_sentence(&text)))
+            }
             Family::UiTars | Family::Doubao => {
-                self.replies.push((text.clone(), shot));
+                self.replies.push((super::clip(&text), shot));
                 // Only the screenshots that can still be sent are kept.
                 let keep_from = self.replies.len().saturating_sub(self.history_images);
                 for (_, (url, _)) in &mut self.replies[..keep_from] {

@@ -49,6 +49,18 @@ pub struct Judge {
 }
 
 impl Judge {
+    /// What decides its answers (model, sampling, prompt), for a run's configuration.
+    pub fn fingerprint(&self) -> String {
+        let value = serde_json::json!([self.model.sampling, self.templates.source_digest(), ""]);
+        let key = phonebench_model::request_key(&value);
+        format!("{} {}", self.model.model.model(), &key[..12])
+    }
+
+    /// The same, for the episode named `episode` (its calls are cached under it).
+    pub fn scoped(&self, episode: &str) -> Judge {
+        Judge { model: self.model.scoped(episode), ..self.clone() }
+    }
+
     /// A judge using `model` and a prompt template (`JUDGE_TEMPLATE` by default).
     pub fn new(model: ModelHandle, template: &str) -> Result<Judge, super::ConfigError> {
         Ok(Judge {
@@ -62,7 +74,7 @@ impl Judge {
     pub async fn judge(&self, input: &JudgeInput) -> Result<(JudgeVerdict, CallRecord), AgentError> {
         let prompt = self.templates.render(
             "judge",
-            &json!({"goal": input.goal, "answer": input.answer, "screens": input.screens, "question": input.question}),
+            &json!({"goal": input.goal, "answer": input.answer.as_deref().map(super::clip), "screens": input.screens, "question": input.question}),
         )?;
         let mut message = Message::user(prompt);
         if let Some(image) = &input.screenshot {

@@ -38,11 +38,31 @@ pub use config::{AgentConfig, ConfigError, Design, ModelSection};
 
 use crate::{Agent, AgentError, AgentInput};
 
+/// Template instructions one render may execute; far beyond any real prompt (which takes
+/// thousands), so only a runaway loop meets it.
+pub const TEMPLATE_FUEL: u64 = 20_000_000;
+
+/// The longest model-written text put back into a prompt (a malformed answer to repair, a step
+/// summary, an earlier reply, a lesson): a model that runs away must not make the next request
+/// overflow the context, which the server would refuse, failing the episode as infrastructure.
+pub const MAX_ECHOED_CHARS: usize = 8_000;
+
+/// `text` cut to [`MAX_ECHOED_CHARS`], saying how much was cut.
+pub fn clip(text: &str) -> String {
+    let total = text.chars().count();
+    if total <= MAX_ECHOED_CHARS {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(MAX_ECHOED_CHARS).collect();
+    format!("{head}… [{} more characters cut]", total - MAX_ECHOED_CHARS)
+}
+
 /// The templates of one configuration, compiled.
 #[derive(Debug)]
 pub struct Templates {
     env: Environment<'static>,
     origin: String,
+    digest: String,
 }
 
 impl Templates {
@@ -64,13 +84,23 @@ impl Templates {
     ) -> Result<Templates, ConfigError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
+        // A prompt that loops without end must fail, not hang the run (configs are shared files).
+        env.set_fuel(Some(TEMPLATE_FUEL));
+        let mut all = Vec::new();
         for (role, file, source) in sources {
+            all.push(serde_json::json!([role, source]));
             env.add_template_owned(role.to_string(), source.to_string()).map_err(|e| ConfigError {
                 origin: format!("{file}{}", e.line().map(|l| format!(":{l}")).unwrap_or_default()),
                 message: format!("template: {e}"),
             })?;
         }
-        Ok(Templates { env, origin: origin.to_string() })
+        let digest = phonebench_model::request_key(&Value::Array(all));
+        Ok(Templates { env, origin: origin.to_string(), digest })
+    }
+
+    /// A digest of every template's role and source.
+    pub fn source_digest(&self) -> &str {
+        &self.digest
     }
 
     /// Whether a template for `role` exists.
@@ -100,6 +130,15 @@ pub struct ModelHandle {
     pub sampling: Sampling,
     /// Extra body fields from the configuration.
     pub extra: Map<String, Value>,
+    /// The episode this handle serves, for the response cache (see [`ModelHandle::scoped`]).
+    scope: Option<Arc<CacheScope>>,
+}
+
+/// One episode's share of the response cache: its name, and how often each request was made.
+#[derive(Debug)]
+struct CacheScope {
+    name: String,
+    seen: std::sync::Mutex<std::collections::HashMap<String, u32>>,
 }
 
 impl std::fmt::Debug for ModelHandle {
@@ -114,7 +153,16 @@ impl std::fmt::Debug for ModelHandle {
 impl ModelHandle {
     /// A handle with the configuration section's sampling and extra fields.
     pub fn new(model: Arc<dyn ChatModel>, section: &ModelSection) -> ModelHandle {
-        ModelHandle { model, sampling: section.sampling(), extra: section.extra.clone() }
+        ModelHandle { model, sampling: section.sampling(), extra: section.extra.clone(), scope: None }
+    }
+
+    /// The same model for one episode named `name` (e.g. `task#instance`): every request is
+    /// cached under the episode and its occurrence within it, so a retry, or the same prompt
+    /// again at temperature > 0, is a new sample as it would be without a cache, and another
+    /// episode never replays this one's answers; re-running the episode replays them all.
+    pub fn scoped(&self, name: &str) -> ModelHandle {
+        let scope = CacheScope { name: name.to_string(), seen: Default::default() };
+        ModelHandle { scope: Some(Arc::new(scope)), ..self.clone() }
     }
 
     /// One call; a server failure becomes an [`AgentError`] (infrastructure).
@@ -132,8 +180,20 @@ impl ModelHandle {
     pub async fn send(
         &self,
         purpose: &str,
-        request: ChatRequest,
+        mut request: ChatRequest,
     ) -> Result<(ChatResponse, CallRecord), AgentError> {
+        if let Some(scope) = &self.scope {
+            let key = phonebench_model::cache_key("", &request, self.model.model());
+            let n = match scope.seen.lock() {
+                Ok(mut seen) => {
+                    let n = seen.entry(key).or_insert(0);
+                    *n += 1;
+                    *n - 1
+                }
+                Err(_) => 0,
+            };
+            request.cache_scope = Some(format!("{}#{n}", scope.name));
+        }
         let completion = self.model.complete(&request).await.map_err(model_error)?;
         let record = CallRecord::new(purpose, self.model.model(), &request, &completion);
         Ok((completion.response, record))
@@ -170,6 +230,14 @@ impl ModelAgentSpec {
     /// before any episode runs.
     pub fn new(config: AgentConfig, models: Models) -> Result<ModelAgentSpec, ConfigError> {
         let templates = Templates::compile(&config)?;
+        for role in config.prompts.keys() {
+            for sample in sample_contexts() {
+                templates.render(role, &sample).map_err(|e| ConfigError {
+                    origin: config.origin.clone(),
+                    message: format!("prompt `{role}` does not render with a sample episode: {}", e.0),
+                })?;
+            }
+        }
         let spec = ModelAgentSpec { config: Arc::new(config), templates: Arc::new(templates), models };
         spec.try_build()?;
         Ok(spec)
@@ -188,13 +256,13 @@ impl ModelAgentSpec {
     /// A fingerprint of everything that decides the agent's behaviour: the configuration and
     /// its templates, and the sampling actually used (command-line overrides included).
     pub fn fingerprint(&self) -> String {
-        let models = format!(
-            "{}\n{:?}\n{:?}",
+        let handle = |h: &ModelHandle| serde_json::json!([h.model.model(), h.sampling, h.extra]);
+        let value = serde_json::json!([
             self.config.fingerprint(),
-            (self.models.main.model.model(), &self.models.main.sampling, &self.models.main.extra),
-            self.models.grounding.as_ref().map(|g| (g.model.model(), &g.sampling, &g.extra)),
-        );
-        phonebench_model::request_key(&serde_json::Value::String(models))[..16].to_string()
+            handle(&self.models.main),
+            self.models.grounding.as_ref().map(handle),
+        ]);
+        phonebench_model::request_key(&value)[..16].to_string()
     }
 
     /// The observation format its episodes must use (its element indexes refer to it).
@@ -214,15 +282,48 @@ impl ModelAgentSpec {
         }
     }
 
-    /// A fresh agent for one episode.
-    pub fn build(&self) -> Box<dyn Agent> {
-        match self.try_build() {
+    /// A fresh agent for the episode named `episode` (its model calls are cached under it).
+    pub fn build(&self, episode: &str) -> Box<dyn Agent> {
+        let scoped = ModelAgentSpec {
+            models: Models {
+                main: self.models.main.scoped(episode),
+                grounding: self.models.grounding.as_ref().map(|g| g.scoped(episode)),
+            },
+            ..self.clone()
+        };
+        match scoped.try_build() {
             Ok(agent) => agent,
             // `new` built one already with the same inputs, so this cannot fail; if it ever did,
             // the agent reports it as an infrastructure failure on its first turn.
             Err(e) => Box::new(Broken(e.to_string(), self.config.name.clone())),
         }
     }
+}
+
+/// Contexts that exercise every variable a design passes its templates (each SPHINX mode, lists
+/// empty and full), so a misspelt name fails when the configuration loads, not mid-run.
+fn sample_contexts() -> Vec<Value> {
+    let tool = serde_json::json!({"name": "search", "description": "Search the web", "schema": "{}"});
+    ["tree", "text", "image", "annotated_image"]
+        .iter()
+        .enumerate()
+        .map(|(i, mode)| {
+            let full = i % 2 == 0;
+            let list = |s: &str| if full { vec![s.to_string()] } else { Vec::new() };
+            serde_json::json!({
+                "mode": mode, "observation": "[0] a View (text: OK) to click", "goal": "Turn on Wi-Fi",
+                "previous_action": "None", "screen_width": 1080, "screen_height": 2400,
+                "lessons": list("Open Settings first."), "skills": list("Open Settings"),
+                "output": "click 0", "error": "no action", "history": list("Action selected: {}. Done."),
+                "ui_elements": if full { "UI element 0: UIElement(text='OK')\n" } else { "" },
+                "additional_guidelines": list("Stay in the app."), "before_elements": "", "after_elements": "",
+                "action": "{\"action_type\": \"click\", \"index\": 0}", "reason": "tap OK",
+                "trajectory": "1. click [0]", "trial": 1, "outcome": "failed", "previous_lessons": list("x"),
+                "mcp_tools": if full { vec![tool.clone()] } else { Vec::new() }, "instruction": "click the OK button",
+                "language": "English",
+            })
+        })
+        .collect()
 }
 
 /// An agent whose construction failed: every turn is an infrastructure error.
@@ -279,5 +380,74 @@ pub fn screen_size(input: &AgentInput) -> (u32, u32) {
             let b = input.tree.screen_bounds();
             (b.width().max(1) as u32, b.height().max(1) as u32)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use phonebench_model::Completion;
+
+    /// A model no test here calls.
+    struct Unused;
+
+    impl ChatModel for Unused {
+        fn model(&self) -> &str {
+            "unused"
+        }
+
+        fn complete<'a>(
+            &'a self,
+            _request: &'a ChatRequest,
+        ) -> phonebench_model::BoxFuture<'a, Result<Completion, ModelError>> {
+            Box::pin(async { Err(ModelError::Config("not called in this test".into())) })
+        }
+    }
+
+    fn models() -> Models {
+        Models { main: ModelHandle::new(Arc::new(Unused), &ModelSection::default()), grounding: None }
+    }
+
+    #[test]
+    fn every_builtin_agent_builds_and_its_prompts_render() {
+        for name in builtin::AGENTS {
+            let config = AgentConfig::builtin(name).unwrap();
+            let spec = ModelAgentSpec::new(config, models()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(spec.build("t#0").name(), name);
+        }
+        // Every convention of the coordinate agent finds its prompts.
+        for (convention, _) in phonebench_actions::coords::CoordConvention::PRESETS {
+            let mut config = AgentConfig::builtin("coords").unwrap();
+            config.set_option(&format!("convention={convention}")).unwrap();
+            ModelAgentSpec::new(config, models()).unwrap_or_else(|e| panic!("{convention}: {e}"));
+        }
+    }
+
+    fn with_prompt(source: &str) -> Result<ModelAgentSpec, ConfigError> {
+        let mut config = AgentConfig::builtin("sphinx-react").unwrap();
+        config.prompts.insert("action".into(), ("prompt.j2".into(), source.into()));
+        ModelAgentSpec::new(config, models())
+    }
+
+    #[test]
+    fn a_misspelt_variable_or_a_runaway_loop_fails_when_the_config_loads() {
+        let e = with_prompt("Goal: {{ goall }}").unwrap_err();
+        assert!(e.message.contains("prompt `action`") && e.message.contains("undefined"), "{e}");
+        let e =
+            with_prompt("{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}")
+                .unwrap_err();
+        assert!(e.message.contains("fuel"), "{e}");
+        let e = with_prompt("{% if %}").unwrap_err();
+        assert!(e.origin.contains("prompt.j2:1"), "{e}");
+        assert!(with_prompt("{{ goal }} / {{ observation }}").is_ok());
+    }
+
+    #[test]
+    fn clipped_text_says_how_much_was_cut() {
+        assert_eq!(clip("short"), "short");
+        let long = "é".repeat(MAX_ECHOED_CHARS + 5);
+        let c = clip(&long);
+        assert!(c.ends_with("… [5 more characters cut]"), "{}", &c[c.len() - 40..]);
+        assert_eq!(c.chars().filter(|ch| *ch == 'é').count(), MAX_ECHOED_CHARS);
     }
 }

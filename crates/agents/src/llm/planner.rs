@@ -144,7 +144,7 @@ impl PlannerExecutor {
                 break;
             }
         }
-        self.replies.push(text.clone());
+        self.replies.push(super::clip(&text));
         let action = match plan {
             Err(e) => Err(e),
             Ok(plan) => self.ground(plan, input, &mut calls).await?,

@@ -85,7 +85,7 @@ impl Reflexion {
             }),
         )?;
         let (response, record) = self.model.call("critic", vec![Message::user(prompt)]).await?;
-        self.lessons.push(response.content.trim().to_string());
+        self.lessons.push(super::clip(response.text().trim()));
         match &mut self.inner {
             Inner::Sphinx(a) => {
                 a.reset();

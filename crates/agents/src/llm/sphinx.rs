@@ -168,9 +168,10 @@ impl SphinxReact {
         let action = match self.parse(&text) {
             Ok(action) => Ok(action),
             Err(error) if self.repair => {
-                let prompt = self
-                    .templates
-                    .render("repair", &json!({"output": text, "mode": self.mode.name(), "error": error}))?;
+                let prompt = self.templates.render(
+                    "repair",
+                    &json!({"output": super::clip(&text), "mode": self.mode.name(), "error": error}),
+                )?;
                 let mut messages = Vec::new();
                 if self.templates.has("repair_system") {
                     messages.push(Message::system(self.templates.render("repair_system", &json!({}))?));

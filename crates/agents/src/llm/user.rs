@@ -26,6 +26,18 @@ pub struct ModelUser {
 }
 
 impl ModelUser {
+    /// What decides its answers (model, sampling, prompt, persona), for a run's configuration.
+    pub fn fingerprint(&self) -> String {
+        let value = serde_json::json!([self.model.sampling, self.templates.source_digest(), self.persona]);
+        let key = phonebench_model::request_key(&value);
+        format!("{} {}", self.model.model.model(), &key[..12])
+    }
+
+    /// The same, for the episode named `episode` (its calls are cached under it).
+    pub fn scoped(&self, episode: &str) -> ModelUser {
+        ModelUser { model: self.model.scoped(episode), ..self.clone() }
+    }
+
     /// A user with `persona`, prompted by `template` (`USER_TEMPLATE` by default).
     pub fn new(model: ModelHandle, template: &str, persona: &str) -> Result<ModelUser, super::ConfigError> {
         Ok(ModelUser {
@@ -49,7 +61,7 @@ impl ModelUser {
             history.iter().map(|(q, a)| json!({"question": q, "answer": a})).collect();
         let prompt = self.templates.render(
             "user",
-            &json!({"goal": goal, "persona": self.persona, "facts": facts, "question": question, "history": history}),
+            &json!({"goal": goal, "persona": self.persona, "facts": facts, "question": super::clip(question), "history": history}),
         )?;
         let (response, record) = self.model.call("user", vec![Message::user(prompt)]).await?;
         Ok((response.content.trim().to_string(), record))
