@@ -23,7 +23,6 @@
 
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use phonebench_model::{CallRecord, PromptMessage, TokenUsage, ToolCall};
@@ -77,28 +76,9 @@ pub fn episode(key: &str, category: &str) -> EpisodeResult {
         instance: instance.parse().unwrap_or(0),
         seed: 42,
         category: category.to_string(),
-        tags: BTreeMap::new(),
-        goal: String::new(),
         agent: "scripted".to_string(),
-        success: false,
-        acp: 0.0,
-        steps: 0,
-        reference_steps: 0,
-        queries: 0,
-        mcp_calls: 0,
-        format_errors: 0,
-        repetitions: 0,
         end: "finished".to_string(),
-        infrastructure_error: None,
-        answer: None,
-        criteria: Vec::new(),
-        usage: Usage::default(),
-        model_calls: 0,
-        cost_usd: None,
-        repairs: 0,
-        original: None,
-        judge: Vec::new(),
-        trials: Vec::new(),
+        ..EpisodeResult::default()
     }
 }
 

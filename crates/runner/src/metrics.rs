@@ -455,31 +455,10 @@ mod tests {
         EpisodeResult {
             key: key.to_string(),
             task_id: key.to_string(),
-            instance: 0,
-            seed: 0,
             category: category.to_string(),
-            tags: BTreeMap::new(),
-            goal: String::new(),
             agent: "test".to_string(),
-            success: false,
-            acp: 0.0,
-            steps: 0,
-            reference_steps: 0,
-            queries: 0,
-            mcp_calls: 0,
-            format_errors: 0,
-            repetitions: 0,
             end: "finished".to_string(),
-            infrastructure_error: None,
-            answer: None,
-            criteria: Vec::new(),
-            usage: Usage::default(),
-            model_calls: 0,
-            cost_usd: None,
-            repairs: 0,
-            original: None,
-            judge: Vec::new(),
-            trials: Vec::new(),
+            ..EpisodeResult::default()
         }
     }
 

@@ -74,25 +74,7 @@ pub fn blank_result(task: &TaskInstance, agent: &str) -> EpisodeResult {
         tags: task.tags.clone(),
         goal: task.goal.clone(),
         agent: agent.to_string(),
-        success: false,
-        acp: 0.0,
-        steps: 0,
-        reference_steps: 0,
-        queries: 0,
-        mcp_calls: 0,
-        format_errors: 0,
-        repetitions: 0,
-        end: String::new(),
-        infrastructure_error: None,
-        answer: None,
-        criteria: Vec::new(),
-        usage: Usage::default(),
-        model_calls: 0,
-        cost_usd: None,
-        repairs: 0,
-        original: None,
-        judge: Vec::new(),
-        trials: Vec::new(),
+        ..EpisodeResult::default()
     }
 }
 

@@ -71,7 +71,7 @@ pub struct CriterionResult {
 pub use phonebench_agents::Usage;
 
 /// One episode's result: the line of `episodes.jsonl`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct EpisodeResult {
     /// `task_id#instance`: unique within a run.
     pub key: String,

@@ -23,7 +23,7 @@ use super::parse::python_literal_to_json;
 use super::{
     ConfigError, Design, ModelAgentSpec, ModelHandle, Templates, marked_screenshot_url, screenshot_url,
 };
-use crate::{Agent, AgentError, AgentInput, AgentOutput, BoxFuture, CallRecord, TrialReport, Usage};
+use crate::{Agent, AgentError, AgentInput, AgentOutput, BoxFuture, CallRecord, Usage};
 
 /// History entry when the answer has no `Reason:` or `Action:`.
 pub const NOT_IN_FORMAT: &str =
@@ -321,14 +321,6 @@ impl Agent for AndroidWorldAgent {
 
     fn act<'a>(&'a mut self, input: &'a AgentInput) -> BoxFuture<'a, Result<AgentOutput, AgentError>> {
         Box::pin(self.turn(input))
-    }
-
-    fn reflect<'a>(
-        &'a mut self,
-        _report: &'a TrialReport,
-    ) -> BoxFuture<'a, Result<Vec<CallRecord>, AgentError>> {
-        self.reset();
-        Box::pin(async { Ok(Vec::new()) })
     }
 }
 

@@ -18,7 +18,7 @@ use phonebench_model::{Message, Part, Role};
 use serde_json::json;
 
 use super::{ConfigError, ModelAgentSpec, ModelHandle, Templates, screen_size, screenshot_url};
-use crate::{Agent, AgentError, AgentInput, AgentOutput, BoxFuture, CallRecord, TrialReport, Usage};
+use crate::{Agent, AgentError, AgentInput, AgentOutput, BoxFuture, Usage};
 
 /// The prompt family of a convention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,15 +202,6 @@ impl Agent for CoordsAgent {
 
     fn act<'a>(&'a mut self, input: &'a AgentInput) -> BoxFuture<'a, Result<AgentOutput, AgentError>> {
         Box::pin(self.turn(input))
-    }
-
-    fn reflect<'a>(
-        &'a mut self,
-        _report: &'a TrialReport,
-    ) -> BoxFuture<'a, Result<Vec<CallRecord>, AgentError>> {
-        self.conclusions.clear();
-        self.replies.clear();
-        Box::pin(async { Ok(Vec::new()) })
     }
 }
 

@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 
 use super::parse::{balanced_object, python_literal_to_json};
 use super::{ConfigError, ModelAgentSpec, ModelHandle, Templates, screen_size, screenshot_url};
-use crate::{Agent, AgentError, AgentInput, AgentOutput, BoxFuture, CallRecord, TrialReport, Usage};
+use crate::{Agent, AgentError, AgentInput, AgentOutput, BoxFuture, CallRecord, Usage};
 
 /// What an older screenshot turn becomes.
 pub const SCREEN_NOT_SHOWN: &str = "(Previous turn, screen not shown)";
@@ -288,15 +288,6 @@ impl Agent for PlannerExecutor {
 
     fn act<'a>(&'a mut self, input: &'a AgentInput) -> BoxFuture<'a, Result<AgentOutput, AgentError>> {
         Box::pin(self.turn(input))
-    }
-
-    fn reflect<'a>(
-        &'a mut self,
-        _report: &'a TrialReport,
-    ) -> BoxFuture<'a, Result<Vec<CallRecord>, AgentError>> {
-        self.turns.clear();
-        self.replies.clear();
-        Box::pin(async { Ok(Vec::new()) })
     }
 }
 

@@ -22,7 +22,7 @@ use super::{
     AgentConfig, ConfigError, ModelAgentSpec, ModelHandle, Templates, marked_screenshot_url, screen_size,
     screenshot_url,
 };
-use crate::{Agent, AgentError, AgentInput, AgentOutput, BoxFuture, TrialReport, Usage};
+use crate::{Agent, AgentError, AgentInput, AgentOutput, BoxFuture, Usage};
 
 /// What the model sees (SPHINX's observation modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,13 +255,5 @@ impl Agent for SphinxReact {
 
     fn repairs(&self) -> bool {
         self.repair
-    }
-
-    fn reflect<'a>(
-        &'a mut self,
-        _report: &'a TrialReport,
-    ) -> BoxFuture<'a, Result<Vec<phonebench_model::CallRecord>, AgentError>> {
-        self.reset();
-        Box::pin(async { Ok(Vec::new()) })
     }
 }
