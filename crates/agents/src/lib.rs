@@ -76,10 +76,10 @@ pub struct Usage {
 
 impl Usage {
     /// The tokens of a turn's calls.
-    pub fn of_calls(calls: &[CallRecord]) -> Usage {
-        calls.iter().fold(Usage::default(), |u, c| Usage {
-            prompt_tokens: u.prompt_tokens + c.usage.prompt_tokens,
-            completion_tokens: u.completion_tokens + c.usage.completion_tokens,
+    pub fn of_calls<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Usage {
+        calls.into_iter().fold(Usage::default(), |u, c| Usage {
+            prompt_tokens: u.prompt_tokens.saturating_add(c.usage.prompt_tokens),
+            completion_tokens: u.completion_tokens.saturating_add(c.usage.completion_tokens),
         })
     }
 }

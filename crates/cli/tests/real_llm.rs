@@ -10,6 +10,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -140,11 +142,7 @@ fn sphinx_react_runs_episodes_against_a_real_llama_server() {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    let episodes: Vec<serde_json::Value> = std::fs::read_to_string(out.join("episodes.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let episodes = common::episodes(&out);
     assert_eq!(episodes.len(), 2);
     for e in &episodes {
         assert!(e["infrastructure_error"].is_null(), "{e}");

@@ -1,9 +1,13 @@
 //! The runner end to end, through the binary: the starter suite with the scripted agents, byte
 //! identical results for the same seed, and a run killed with SIGKILL then resumed.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use common::{episodes, stored_episodes};
 
 /// Every run in this file shares one validation cache (in a temp folder, not the user's), so
 /// the suite is validated once and not again by each run.
@@ -36,14 +40,6 @@ fn run(out: &Path, agent: &str, extra: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     stdout
-}
-
-fn episodes(out: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(out.join("episodes.jsonl"))
-        .expect("episodes.jsonl is written")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-        .collect()
 }
 
 fn success_rate(eps: &[serde_json::Value]) -> f64 {
@@ -84,16 +80,6 @@ fn scripted_agents_score_as_they_must_and_runs_are_reproducible() {
     for d in [a, b, noop, random] {
         let _ = std::fs::remove_dir_all(d);
     }
-}
-
-fn stored_episodes(out: &Path) -> i64 {
-    let db = out.join("results.sqlite");
-    if !db.exists() {
-        return 0;
-    }
-    rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .and_then(|c| c.query_row("SELECT count(*) FROM episodes", [], |r| r.get(0)))
-        .unwrap_or(0)
 }
 
 #[test]

@@ -228,20 +228,16 @@ impl MockServer {
         self.requests.lock().map(|r| r.len()).unwrap_or(0)
     }
 
-    /// Stops the server and waits until the port is closed.
+    /// Stops the server: graceful shutdown, which waits for open keep-alive connections for two
+    /// seconds at most before the server task is aborted.
     pub async fn stop(mut self) {
-        self.shut_down().await;
-    }
-
-    async fn shut_down(&mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
-        if let Some(task) = self.task.take() {
-            // Graceful shutdown waits for open keep-alive connections; do not wait forever.
-            if tokio::time::timeout(std::time::Duration::from_secs(2), &mut Box::pin(task)).await.is_err() {
-                // The task is dropped (aborted with the runtime); the listener is closed already.
-            }
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(std::time::Duration::from_secs(2), &mut task).await.is_err()
+        {
+            task.abort();
         }
     }
 }

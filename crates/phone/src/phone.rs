@@ -419,8 +419,7 @@ impl Phone {
 
     /// The current screen as pixels (the display's size), in the theme the Settings app chose.
     pub fn screenshot(&mut self) -> Result<Pixmap, PhoneError> {
-        let image = self.screen_image()?;
-        image.pixmap().cloned().map_err(|e| PhoneError::Display(e.to_string()))
+        self.screen_image()?.to_pixmap().map_err(|e| PhoneError::Display(e.to_string()))
     }
 
     /// Rows of a query on an app's database, as JSON objects (for checks and tools).

@@ -81,6 +81,18 @@ impl ScreenImage {
             .map_err(Clone::clone)
     }
 
+    /// The pixels as an owned frame: drawn afresh unless they are kept already, so a one-off
+    /// screenshot costs one render and no copy.
+    pub fn to_pixmap(&self) -> Result<Pixmap, PixelsError> {
+        match (self.0.pixmap.get(), &self.0.source) {
+            (Some(kept), _) => kept.clone(),
+            (None, Source::Drawn { tree, paints, theme }) => {
+                render(tree, paints, self.0.width, self.0.height, theme)
+            }
+            (None, Source::Png(bytes)) => decode_png(bytes),
+        }
+    }
+
     /// The PNG (encoded on first use; a captured PNG is returned as it came).
     pub fn png(&self) -> Result<Arc<[u8]>, PixelsError> {
         self.0
@@ -131,6 +143,7 @@ mod tests {
         let png = image.png().unwrap();
         assert!(image.is_drawn());
         assert!(Arc::ptr_eq(&png, &image.clone().png().unwrap()), "encoded once, shared by clones");
+        assert_eq!(image.to_pixmap().unwrap().data(), image.pixmap().unwrap().data());
         let back = ScreenImage::from_png(png.clone()).unwrap();
         assert_eq!(back.size(), (100, 200));
         assert_eq!(back.pixmap().unwrap().data(), image.pixmap().unwrap().data());

@@ -114,7 +114,7 @@ pub struct Finished {
     /// The model calls of each step.
     pub calls: Vec<Vec<CallRecord>>,
     /// Each screen's saved screenshot, relative to the results folder.
-    pub screenshots: Vec<Option<String>>,
+    pub screenshots: Vec<String>,
     /// The screen size.
     pub screen_size: (u32, u32),
     /// The turns as the agent's history saw them.
@@ -168,7 +168,7 @@ pub async fn run_trial(
     let mut infrastructure: Option<String> = None;
     if let Some(sink) = &extras.screenshots {
         match sink.save(&screen, &shot_name(0)) {
-            Ok(p) => screenshots.push(Some(p)),
+            Ok(p) => screenshots.push(p),
             Err(e) => infrastructure = Some(e),
         }
     }
@@ -235,8 +235,8 @@ pub async fn run_trial(
         } else {
             phonebench_agents::Usage::of_calls(&step_calls)
         };
-        usage.prompt_tokens += step_usage.prompt_tokens;
-        usage.completion_tokens += step_usage.completion_tokens;
+        usage.prompt_tokens = usage.prompt_tokens.saturating_add(step_usage.prompt_tokens);
+        usage.completion_tokens = usage.completion_tokens.saturating_add(step_usage.completion_tokens);
         let feedback = episode.step_turn(TurnInput {
             raw: output.text.clone(),
             parsed: Some(output.action.clone()),
@@ -252,7 +252,7 @@ pub async fn run_trial(
         let screen = episode.screen_image()?;
         if let Some(sink) = &extras.screenshots {
             match sink.save(&screen, &shot_name(input.step)) {
-                Ok(p) => screenshots.push(Some(p)),
+                Ok(p) => screenshots.push(p),
                 Err(e) => infrastructure = Some(e),
             }
         }

@@ -122,14 +122,13 @@ pub fn to_results(
     }
     let all_calls: Vec<&CallRecord> = steps.iter().flat_map(|s: &StepResult| &s.calls).collect();
     // Model agents' tokens are their calls'; an agent without calls may still report some.
-    let sum = |a: Usage, b: Usage| Usage {
-        prompt_tokens: a.prompt_tokens + b.prompt_tokens,
-        completion_tokens: a.completion_tokens + b.completion_tokens,
-    };
     let usage = if all_calls.is_empty() {
-        run.trials.iter().map(|f| f.usage).fold(Usage::default(), sum)
+        run.trials.iter().fold(Usage::default(), |u, f| Usage {
+            prompt_tokens: u.prompt_tokens.saturating_add(f.usage.prompt_tokens),
+            completion_tokens: u.completion_tokens.saturating_add(f.usage.completion_tokens),
+        })
     } else {
-        all_calls.iter().map(|c| Usage::of_calls(std::slice::from_ref(*c))).fold(Usage::default(), sum)
+        Usage::of_calls(all_calls.iter().copied())
     };
     // A cost only when every call has a price: a partial sum would read as the whole.
     let cost_usd = if all_calls.is_empty() || all_calls.iter().any(|c| c.cost_usd.is_none()) {
@@ -208,7 +207,7 @@ fn step_results<'a>(
                 rejected: step.and_then(|s| s.rejected.clone()),
                 repaired_from: step.and_then(|s| s.repaired_from.clone()),
                 calls: finished.calls.get(i).cloned().unwrap_or_default(),
-                screenshot: finished.screenshots.get(i).cloned().flatten(),
+                screenshot: finished.screenshots.get(i).cloned(),
                 screen_size: Some(finished.screen_size),
             }
         })

@@ -198,13 +198,8 @@ pub fn reason_and_action(answer: &str) -> Option<(String, String)> {
         return None;
     }
     // No braced object: the text goes to the action parser as it is and fails there.
-    let json = match (action.find('{'), action.find('}')) {
-        (Some(start), Some(_)) => match action[start..].find('}') {
-            Some(len) => python_literal_to_json(&action[start..=start + len]),
-            None => action.to_string(),
-        },
-        _ => action.to_string(),
-    };
+    let object = action.find('{').and_then(|start| Some(&action[start..=start + action[start..].find('}')?]));
+    let json = object.map_or_else(|| action.to_string(), python_literal_to_json);
     Some((reason, json))
 }
 

@@ -9,9 +9,7 @@
 
 use std::sync::Arc;
 
-use phonebench_actions::{
-    Action, Direction, Key, ParseOptions, SphinxMode, Swipe, Syntax, Target, parse_action_with,
-};
+use phonebench_actions::{Action, Key, ParseOptions, SphinxMode, Swipe, Syntax, Target, parse_action_with};
 use phonebench_model::Message;
 use phonebench_observe::sphinx::sphinx_element;
 use phonebench_pixels::SomStyle;
@@ -222,12 +220,12 @@ pub fn describe(action: &Action, input: &AgentInput) -> String {
         },
         Action::Swipe(Swipe::Direction { direction, target }) => {
             let on = target.as_ref().map(element).unwrap_or_else(|| "the screen".to_string());
-            format!("Swipe on {on} in {} direction.", direction_word(*direction))
+            format!("Swipe on {on} in {} direction.", direction.as_str())
         }
         Action::Scroll { direction, target } => {
             // SPHINX only swipes; a scroll is the finger moving the other way.
             let on = target.as_ref().map(element).unwrap_or_else(|| "the screen".to_string());
-            format!("Swipe on {on} in {} direction.", direction_word(direction.opposite()))
+            format!("Swipe on {on} in {} direction.", direction.opposite().as_str())
         }
         Action::Swipe(Swipe::Between { .. }) | Action::Drag { .. } => "Swipe on the screen.".to_string(),
         Action::Key { key: Key::Back } => "Go back.".to_string(),
@@ -238,10 +236,6 @@ pub fn describe(action: &Action, input: &AgentInput) -> String {
         Action::Finish { .. } | Action::Answer { .. } => "Stop the app.".to_string(),
         Action::Wait { .. } | Action::AskUser { .. } | Action::McpCall { .. } => "Do nothing.".to_string(),
     }
-}
-
-fn direction_word(d: Direction) -> &'static str {
-    d.as_str()
 }
 
 impl Agent for SphinxReact {
