@@ -12,6 +12,7 @@
 pub mod actions;
 pub mod error;
 pub mod manifest;
+pub mod sandbox;
 pub mod sql;
 pub mod templates;
 
@@ -61,25 +62,32 @@ impl AppPackage {
     /// Loads and checks the package in `dir`.
     pub fn load(dir: &Path) -> Result<AppPackage, LoadError> {
         let manifest_file = dir.join("app.toml");
-        let manifest_text = read(&manifest_file)?;
+        let manifest_text = read(dir, &manifest_file)?;
         let manifest = manifest::parse_manifest(&manifest_file, &manifest_text)?;
 
         let schema_file = dir.join("schema.sql");
-        let schema = read(&schema_file)?;
+        let schema = read(dir, &schema_file)?;
         let seed_file = dir.join("seed.sql");
-        let seed = if seed_file.exists() { read(&seed_file)? } else { String::new() };
+        let seed = if present(&seed_file) { read(dir, &seed_file)? } else { String::new() };
         let (conn, snapshot) = sql::build_snapshot(&schema_file, &schema, &seed_file, &seed)?;
 
         let (env, screens, sources) = load_templates(dir)?;
         let actions_file = dir.join("actions.toml");
-        let actions = if actions_file.exists() {
-            actions::parse_actions(&actions_file, &read(&actions_file)?)?
+        let actions = if present(&actions_file) {
+            actions::parse_actions(&actions_file, &read(dir, &actions_file)?)?
         } else {
             BTreeMap::new()
         };
         let mut indexes = BTreeMap::new();
         for (name, spec) in &manifest.search {
             let file = dir.join(&spec.file);
+            inside_package(dir, &file).map_err(|m| {
+                LoadError::at(
+                    &manifest_file,
+                    spec.line,
+                    format!("search index `{name}`: {}: {m}", file.display()),
+                )
+            })?;
             let text = fs::read_to_string(&file).map_err(|e| {
                 LoadError::at(
                     &manifest_file,
@@ -133,7 +141,10 @@ impl AppPackage {
                 LoadError::at(
                     manifest_file,
                     self.manifest.lines.dark_theme,
-                    format!("[system] dark_theme: the query fails on the seeded database: {e}"),
+                    format!(
+                        "[system] dark_theme: the query fails on the seeded database: {}",
+                        sandbox::explain(&e)
+                    ),
                 )
             })?;
         }
@@ -147,12 +158,8 @@ impl AppPackage {
                     ));
                 }
             }
-            if let Some(pos) = source.to_ascii_lowercase().find("'now'") {
-                return Err(LoadError::at(
-                    file,
-                    error::line_of(source, pos),
-                    "SQL uses 'now', which reads the host clock; use phone_now() or the `now` variable",
-                ));
+            if let Some((pos, reason)) = sandbox::host_clock_in_template(source) {
+                return Err(LoadError::at(file, error::line_of(source, pos), reason));
             }
         }
         let file = &self.actions_file;
@@ -182,10 +189,8 @@ impl AppPackage {
             LoadError::at(&self.actions_file, step.line, format!("action `{action}`: {message}"))
         };
         let check_sql = |sql: &str| -> Result<(), LoadError> {
-            if sql::reads_host_clock(sql) {
-                return Err(fail(
-                    "SQL uses 'now', which reads the host clock; use phone_now() or :now".into(),
-                ));
+            if let Some(reason) = sandbox::host_clock_in_text(sql) {
+                return Err(fail(reason));
             }
             let statements = sql::split_statements(sql);
             if statements.len() != 1 {
@@ -194,7 +199,7 @@ impl AppPackage {
                     statements.len()
                 )));
             }
-            conn.prepare(sql).map(|_| ()).map_err(|e| fail(format!("SQL error: {e}")))
+            conn.prepare(sql).map(|_| ()).map_err(|e| fail(format!("SQL error: {}", sandbox::explain(&e))))
         };
         let check_expr = |expr: &str| -> Result<(), LoadError> {
             self.env
@@ -274,8 +279,36 @@ impl AppPackage {
     }
 }
 
-fn read(file: &Path) -> Result<String, LoadError> {
+/// Reads a file of the package in `dir`, refusing one that is or passes through a symbolic link.
+fn read(dir: &Path, file: &Path) -> Result<String, LoadError> {
+    inside_package(dir, file).map_err(|m| LoadError::file(file, m))?;
     fs::read_to_string(file).map_err(|e| LoadError::file(file, format!("cannot read: {e}")))
+}
+
+/// Whether a path exists as an entry (a dangling symbolic link counts, so that it is reported).
+fn present(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok()
+}
+
+/// Checks that `path` names something inside the package folder `dir` without following a link:
+/// no `..`, no absolute part, and no symbolic link on the way (a link could lead anywhere on the
+/// host, so packages may not contain any; the package folder itself may be one).
+fn inside_package(dir: &Path, path: &Path) -> Result<(), String> {
+    let relative = path.strip_prefix(dir).map_err(|_| "is outside the package folder".to_string())?;
+    let mut at = dir.to_path_buf();
+    for component in relative.components() {
+        let std::path::Component::Normal(part) = component else {
+            return Err(format!("`{}` leaves the package folder", relative.display()));
+        };
+        at.push(part);
+        if fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            let which = if at == path { String::new() } else { format!(" ({})", at.display()) };
+            return Err(format!(
+                "is a symbolic link{which}: packages may not contain links (they could reach outside the package folder)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A package's compiled templates, its screens, and every template's source (for the checks).
@@ -285,6 +318,7 @@ type Templates = (minijinja::Environment<'static>, BTreeMap<String, PathBuf>, Ve
 /// `{% import %}`), the rest are screens named by their file stem.
 fn load_templates(dir: &Path) -> Result<Templates, LoadError> {
     let screens_dir = dir.join("screens");
+    inside_package(dir, &screens_dir).map_err(|m| LoadError::file(&screens_dir, m))?;
     let entries = fs::read_dir(&screens_dir)
         .map_err(|e| LoadError::file(&screens_dir, format!("cannot list screens: {e}")))?;
     let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -304,7 +338,7 @@ fn load_templates(dir: &Path) -> Result<Templates, LoadError> {
             }
             screens.insert(stem.to_string(), file.clone());
         }
-        let source = read(&file)?;
+        let source = read(dir, &file)?;
         env.add_template_owned(name.clone(), source.clone())
             .map_err(|e| templates::template_error(&file, &e))?;
         sources.push((file, source));

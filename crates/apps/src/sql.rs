@@ -7,6 +7,7 @@ use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
 
 use crate::error::LoadError;
+use crate::sandbox::{self, Budget, Deadline, Profile};
 
 /// Splits SQL text into statements, each with the 1-based line it starts on.
 ///
@@ -101,10 +102,10 @@ pub fn split_statements(text: &str) -> Vec<(usize, &str)> {
     out
 }
 
-/// Whether SQL reads the host clock (`'now'` in SQLite's date functions), which would make state
-/// depend on when a task runs.
+/// Whether SQL text visibly reads the host clock or time zone (see
+/// [`crate::sandbox::host_clock_in_text`], which also says why).
 pub fn reads_host_clock(sql: &str) -> bool {
-    sql.to_ascii_lowercase().contains("'now'")
+    crate::sandbox::host_clock_in_text(sql).is_some()
 }
 
 /// Installs the phone's deterministic functions on a connection: `random()` and `randomblob(n)`
@@ -134,17 +135,16 @@ where
     Ok(())
 }
 
-/// Runs every statement of `text` on `conn`, naming `file` and the statement's line on failure.
-pub fn run_script(conn: &Connection, file: &Path, text: &str) -> Result<(), LoadError> {
+/// Runs every statement of `text` on `conn`, each with a fresh operation `budget`, naming `file`
+/// and the statement's line on failure.
+pub fn run_script(conn: &Connection, budget: &Budget, file: &Path, text: &str) -> Result<(), LoadError> {
     for (line, statement) in split_statements(text) {
-        if reads_host_clock(statement) {
-            return Err(LoadError::at(
-                file,
-                line,
-                "SQL uses 'now', which reads the host clock; use phone_now() (virtual clock, ms)",
-            ));
+        if let Some(reason) = sandbox::host_clock_in_text(statement) {
+            return Err(LoadError::at(file, line, reason));
         }
-        conn.execute_batch(statement).map_err(|e| LoadError::at(file, line, format!("SQL error: {e}")))?;
+        budget.arm();
+        conn.execute_batch(statement)
+            .map_err(|e| LoadError::at(file, line, format!("SQL error: {}", sandbox::explain(&e))))?;
     }
     Ok(())
 }
@@ -173,8 +173,13 @@ pub fn build_snapshot(
     };
     install_functions(&conn, random, || BUILD_NOW_MS)
         .map_err(|e| LoadError::file(schema_file, format!("cannot install functions: {e}")))?;
-    run_script(&conn, schema_file, schema)?;
-    run_script(&conn, seed_file, seed)?;
+    let budget = sandbox::install(&mut conn, Profile::App, Deadline::default())
+        .map_err(|e| LoadError::file(schema_file, format!("cannot set up the SQLite sandbox: {e}")))?;
+    run_script(&conn, &budget, schema_file, schema)?;
+    run_script(&conn, &budget, seed_file, seed)?;
+    // The connection stays in use for the load-time checks (statements prepared against the
+    // schema, the dark-theme query): each gets a fresh budget.
+    budget.arm();
     let bytes = conn
         .serialize(rusqlite::MAIN_DB)
         .map_err(|e| LoadError::file(seed_file, format!("cannot snapshot the database: {e}")))?
@@ -207,6 +212,62 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.to_string(), "seed.sql:3: SQL error: no such table: b");
+    }
+
+    /// Builds a snapshot whose seed is two harmless lines and then `statement` on line 3.
+    fn seed_error(statement: &str) -> String {
+        let seed = format!("INSERT INTO a VALUES (1);\n\n{statement};\n");
+        match build_snapshot(Path::new("schema.sql"), "CREATE TABLE a (t);", Path::new("seed.sql"), &seed) {
+            Ok(_) => panic!("`{statement}` was allowed in a seed"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn seeds_cannot_reach_files_or_the_host_clock() {
+        let outside = std::env::temp_dir().join("phonebench-seed-attach.sqlite");
+        let path = outside.display();
+        for (statement, cause) in [
+            (format!("ATTACH DATABASE '{path}' AS x"), "ATTACH is not allowed"),
+            (format!("ATTACH DATABASE '{path}' || '2' AS x"), "ATTACH is not allowed"),
+            ("DETACH DATABASE main".to_string(), "DETACH is not allowed"),
+            (format!("VACUUM INTO '{path}'"), "ATTACH is not allowed"),
+            ("SELECT load_extension('/tmp/x.so')".to_string(), "load_extension() is not allowed"),
+            ("INSERT INTO a VALUES (CURRENT_TIMESTAMP)".to_string(), "CURRENT_TIMESTAMP"),
+            ("INSERT INTO a VALUES (date())".to_string(), "host clock"),
+            ("INSERT INTO a VALUES (unixepoch())".to_string(), "host clock"),
+            ("INSERT INTO a VALUES (datetime('NOW'))".to_string(), "host clock"),
+            ("INSERT INTO a VALUES (datetime('n' || 'ow'))".to_string(), "host clock"),
+            ("INSERT INTO a VALUES (strftime('%s', 'now'))".to_string(), "host clock"),
+            ("INSERT INTO a VALUES (strftime('%s'))".to_string(), "host clock"),
+            ("INSERT INTO a VALUES (datetime(0, 'unixepoch', 'localtime'))".to_string(), "time zone"),
+            (
+                "INSERT INTO a SELECT datetime(t, 'unixepoch', 'local' || 'time') FROM a".to_string(),
+                "time zone",
+            ),
+            ("PRAGMA writable_schema = ON".to_string(), "PRAGMA writable_schema is not allowed"),
+        ] {
+            let e = seed_error(&statement);
+            assert!(e.starts_with("seed.sql:3: "), "`{statement}`: {e}");
+            assert!(e.contains(cause), "`{statement}`: expected `{cause}` in {e}");
+        }
+        assert!(!outside.exists(), "a seed wrote a file");
+        let (_, bytes) = build_snapshot(
+            Path::new("s.sql"),
+            "CREATE TABLE a (t);",
+            Path::new("seed.sql"),
+            "INSERT INTO a VALUES (datetime(1772442000000 / 1000, 'unixepoch')), (date('2024-01-01', '+1 day'));",
+        )
+        .expect("explicit times are fine");
+        assert!(!bytes.is_empty());
+    }
+
+    #[test]
+    fn a_seed_that_recurses_without_end_stops_at_the_operation_limit() {
+        let statement = "INSERT INTO a WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+        let first = seed_error(statement);
+        assert!(first.starts_with("seed.sql:3: ") && first.contains("SQLite operations"), "{first}");
+        assert_eq!(seed_error(statement), first, "the same error every time");
     }
 
     #[test]

@@ -130,12 +130,30 @@ pub fn new_environment() -> Environment<'static> {
     env
 }
 
-/// Turns a minijinja error into a [`LoadError`] at the template file and line it names.
+/// Turns a minijinja error into a [`LoadError`] at the template file and source line it names:
+/// `file` is the screen's template; an error inside a partial it includes names the partial's
+/// file (beside it in `screens/`).
 pub fn template_error(file: &Path, err: &Error) -> LoadError {
+    // An error inside an include or a macro is wrapped ("could not render include"): the
+    // innermost error that names a place is the cause, at its own file and line.
+    let mut err = err;
+    while let Some(inner) = std::error::Error::source(err).and_then(|s| s.downcast_ref::<Error>()) {
+        if inner.line().is_none() {
+            break;
+        }
+        err = inner;
+    }
     let mut message = err.kind().to_string();
     if let Some(detail) = err.detail() {
         message = format!("{message}: {detail}");
     }
+    let named = err.name().filter(|name| Some(std::ffi::OsStr::new(name)) != file.file_name());
+    let file = match named {
+        // Only template names without a path (the package's own files) map to a file.
+        Some(name) if !name.contains(['/', '\\']) && name.ends_with(".xml") => file.with_file_name(name),
+        _ => file.to_path_buf(),
+    };
+    let file = file.as_path();
     match err.line() {
         Some(line) => LoadError::at(file, line, message),
         None => LoadError::file(file, message),

@@ -1,5 +1,17 @@
 //! `phonebench`: the command-line front end. Thin: parsing arguments, reading files, printing;
 //! the work is in the library crates.
+//!
+//! Output to stdout goes through [`out!`] (or `write!` on a locked stdout), never `println!`:
+//! when the reader goes away (`phonebench … | head`) the write fails with a broken pipe, which
+//! ends the command quietly with status 0 instead of a panic.
+
+/// `println!` that returns the write's `io::Result` instead of panicking when stdout is closed.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
 
 mod models;
 mod play;
@@ -8,6 +20,7 @@ mod screenshot;
 mod sphinx_eval;
 mod suite;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -208,11 +221,38 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        // The reader of our output stopped reading (`| head`): it has all it wanted.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_text(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `e` is, or was caused by, a write into a pipe whose reader has gone.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// An error and its causes on one line, `a: b: c`, each said once: a cause whose text the
+/// message already contains is skipped (library errors often embed their source in their own
+/// message and also report it as their source, which anyhow's `{:#}` would print twice).
+pub(crate) fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -224,10 +264,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let observation = render(&tree, format.into());
             // Observation text is printed byte for byte; a final newline is added only when the
             // format does not end with one (so `sphinx-tree` output equals upstream's dump).
-            print!("{}", observation.text);
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(observation.text.as_bytes())?;
             if !observation.text.ends_with('\n') {
-                println!();
+                stdout.write_all(b"\n")?;
             }
+            stdout.flush()?;
             if targets {
                 eprint!("{}", targets_table(&tree, &observation));
             }
@@ -288,8 +330,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 .map_err(|e| e.to_string())
                 .and_then(|action| print_action(&action, to.into()).map_err(|e| e.to_string()));
             match printed {
-                Ok(out) => {
-                    println!("{out}");
+                Ok(text) => {
+                    out!("{text}")?;
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(message) => {

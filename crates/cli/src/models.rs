@@ -296,14 +296,14 @@ pub fn agents(args: &AgentsArgs) -> Result<()> {
     if let (Some(name), Some(out)) = (&args.export, &args.out) {
         return export(name, out);
     }
-    println!("scripted agents:");
+    out!("scripted agents:")?;
     for (name, _) in AgentKind::ALL {
-        println!("  {name}");
+        out!("  {name}")?;
     }
-    println!("model-driven agents (--model M --base-url URL):");
+    out!("model-driven agents (--model M --base-url URL):")?;
     for name in builtin::AGENTS {
         let config = AgentConfig::builtin(name).map_err(anyhow::Error::msg)?;
-        println!("  {:<18} {}", name, config.description);
+        out!("  {:<18} {}", name, config.description)?;
     }
     Ok(())
 }
@@ -337,11 +337,11 @@ fn export(name: &str, out: &Path) -> Result<()> {
         }
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    println!(
+    out!(
         "{}: edit the templates and run with --agent-config {}",
         out.display(),
         out.join("agent.toml").display()
-    );
+    )?;
     Ok(())
 }
 
@@ -370,9 +370,9 @@ pub fn mock(args: &MockArgs) -> Result<()> {
         let server = MockServer::bind(args.addr, responder, args.log.as_deref())
             .await
             .with_context(|| format!("cannot listen on {}", args.addr))?;
-        println!("{}", server.base_url());
+        out!("{}", server.base_url())?;
         use std::io::Write as _;
-        let _ = std::io::stdout().flush();
+        std::io::stdout().flush()?;
         tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
         server.stop().await;
         anyhow::Ok(())

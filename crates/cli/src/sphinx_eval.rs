@@ -52,9 +52,9 @@ pub fn run(args: &SphinxEvalArgs) -> Result<i32> {
     let mut status = 0;
     for dir in &args.dirs {
         match score(dir, args, &ctx) {
-            Ok(line) => println!("{line}"),
+            Ok(line) => out!("{line}")?,
             Err(e) => {
-                eprintln!("{}: {e:#}", dir.display());
+                eprintln!("{}: {}", dir.display(), crate::error_text(&e));
                 status = 1;
             }
         }

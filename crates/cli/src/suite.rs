@@ -205,15 +205,15 @@ pub fn validate(args: &ValidateArgs) -> Result<bool> {
     for (_, v) in &results {
         if v.ok() {
             valid += 1;
-            println!("ok    {:<40} reference {} steps", v.task_id, v.reference_steps.unwrap_or(0));
+            out!("ok    {:<40} reference {} steps", v.task_id, v.reference_steps.unwrap_or(0))?;
         } else {
-            println!("FAIL  {}", v.task_id);
+            out!("FAIL  {}", v.task_id)?;
             for p in &v.problems {
-                println!("      {p}");
+                out!("      {p}")?;
             }
         }
     }
-    println!("{valid}/{} tasks valid", results.len());
+    out!("{valid}/{} tasks valid", results.len())?;
     Ok(valid == results.len())
 }
 
@@ -240,6 +240,7 @@ pub fn run(args: &RunArgs) -> Result<bool> {
         concurrency,
         out: out.clone(),
         resume: args.resume,
+        fresh: args.fresh,
         limits: Limits {
             max_steps: args.max_steps,
             timeout: Duration::from_secs(args.timeout.max(1)),
@@ -262,32 +263,20 @@ pub fn run(args: &RunArgs) -> Result<bool> {
         save_screenshots: args.save_screenshots,
         stop_after_infrastructure: args.stop_after_infra,
     };
-    if args.fresh {
-        for name in ["results.sqlite", "results.sqlite-wal", "results.sqlite-shm", "episodes.jsonl"] {
-            let file = out.join(name);
-            if file.exists() {
-                std::fs::remove_file(&file).with_context(|| format!("cannot delete {}", file.display()))?;
-            }
-        }
-        for dir in ["report", phonebench_runner::run::SCREENSHOTS_DIR] {
-            let dir = out.join(dir);
-            if dir.is_dir() {
-                std::fs::remove_dir_all(&dir).with_context(|| format!("cannot delete {}", dir.display()))?;
-            }
-        }
-    }
     let rt = runtime()?;
+    // `outcome.lock` keeps the results folder ours until this function returns: the report is
+    // written into it under the same lock as the episodes.
     let outcome = rt.block_on(run_suite(&catalog, &suite, &options))?;
     let summary = metrics::summarize(&outcome.episodes);
-    println!("{}", metrics::format_table(&summary));
-    println!("(what each column means: docs/metrics.md, or the report's glossary page)");
-    println!(
+    out!("{}", metrics::format_table(&summary))?;
+    out!("(what each column means: docs/metrics.md, or the report's glossary page)")?;
+    out!(
         "{} episodes run, {} already done; results: {} and {}",
         outcome.ran,
         outcome.skipped,
         out.join(phonebench_runner::results::DB_FILE).display(),
         outcome.jsonl.display()
-    );
+    )?;
     let a = &outcome.accounting;
     if a.calls > 0 {
         let spent = if a.new_cost_usd == 0.0 && a.calls > a.cached_calls {
@@ -295,19 +284,19 @@ pub fn run(args: &RunArgs) -> Result<bool> {
         } else {
             format!("spent ${:.4}", a.new_cost_usd)
         };
-        println!(
+        out!(
             "model calls this run: {} ({} from the cache); new tokens: {} prompt, {} completion; {spent}; waited {:.1} s",
             a.calls,
             a.cached_calls,
             a.new_prompt_tokens,
             a.new_completion_tokens,
             a.model_latency_ms as f64 / 1000.0
-        );
+        )?;
     }
     if !args.no_report {
         let files = phonebench_report::write_report(&out, &out.join("report"))
             .map_err(|e| anyhow::anyhow!("report: {e}"))?;
-        println!("report: {}", files.index.display());
+        out!("report: {}", files.index.display())?;
     }
     let (failed_stores, why) = cache.write_failures();
     if failed_stores > 0 {

@@ -2,6 +2,7 @@
 //! recording the [`Trajectory`].
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use phonebench_actions::{Action, Target};
 use phonebench_observe::{Observation, ObservationFormat};
@@ -49,10 +50,12 @@ impl Default for EpisodeOptions {
     }
 }
 
-/// Why an episode could not start or go on: a harness problem, never the agent's.
+/// Why an episode could not start or go on: a harness problem, never the agent's. (An app
+/// package failing on its data is not one: the phone shows the agent its "keeps stopping"
+/// dialog and the episode goes on.)
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EnvError {
-    /// The phone or an app package failed.
+    /// The phone failed.
     #[error("phone: {0}")]
     Phone(#[from] PhoneError),
     /// A task's setup failed.
@@ -110,6 +113,8 @@ pub struct Episode {
     trajectory: Trajectory,
     tracked_apps: Vec<String>,
     events_seen: usize,
+    /// When the episode's time runs out (see [`Episode::set_deadline`]).
+    deadline: Option<Instant>,
 }
 
 impl Episode {
@@ -155,6 +160,7 @@ impl Episode {
             trajectory,
             tracked_apps,
             events_seen: 0,
+            deadline: None,
         };
         episode.record_screen();
         Ok(episode)
@@ -205,6 +211,20 @@ impl Episode {
         &self.trajectory
     }
 
+    /// Sets when the episode's time runs out (`None`: never). A step started after it ends the
+    /// episode as [`EpisodeEnd::Timeout`] without acting; the phone stops a render or statement
+    /// that is still running at it, and that step ends the episode the same way. The runner sets
+    /// it before each step, as its time budget does not count waiting for models.
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+        self.phone.set_deadline(deadline);
+    }
+
+    /// Whether the deadline has passed.
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
     /// One agent turn: `raw` is what the agent said, `parsed` the action or why it did not parse.
     pub fn step(&mut self, raw: String, parsed: Result<Action, String>) -> Result<StepFeedback, EnvError> {
         self.step_turn(TurnInput::new(raw, parsed))
@@ -214,6 +234,11 @@ impl Episode {
     pub fn step_turn(&mut self, turn: TurnInput) -> Result<StepFeedback, EnvError> {
         if self.is_done() {
             return Err(EnvError::Ended);
+        }
+        if self.past_deadline() {
+            // The time ran out before the turn: the action is not taken (nor recorded).
+            self.trajectory.end = Some(EpisodeEnd::Timeout);
+            return Ok(StepFeedback { message: None, done: true });
         }
         let index = self.trajectory.steps.len();
         let TurnInput { raw, parsed, repaired_from, user_reply } = turn;
@@ -288,6 +313,13 @@ impl Episode {
                             Err(e @ PhoneError::NotDeviceAction(_)) => {
                                 record.rejected = Some(e.to_string());
                             }
+                            Err(e) if self.past_deadline() => {
+                                // The phone says the time limit stopped it.
+                                record.rejected = Some(e.to_string());
+                                end = Some(EpisodeEnd::Timeout);
+                            }
+                            // An app's failures on its own data reach the agent as the app's
+                            // "keeps stopping" dialog; what is left is the phone itself failing.
                             Err(e @ (PhoneError::App { .. } | PhoneError::Display(_))) => {
                                 end = Some(EpisodeEnd::Infrastructure { message: e.to_string() });
                                 record.rejected = Some(e.to_string());
@@ -308,9 +340,23 @@ impl Episode {
             });
         }
         self.events_seen = self.phone.events().len();
-        self.observation = self.phone.observe(self.options.format)?;
-        self.tree = self.phone.shared_tree()?;
-        self.record_screen();
+        let screen = self.phone.observe(self.options.format).and_then(|o| Ok((o, self.phone.shared_tree()?)));
+        match screen {
+            Ok((observation, tree)) => {
+                self.observation = observation;
+                self.tree = tree;
+                self.record_screen();
+            }
+            Err(_) if self.past_deadline() => {
+                // The screen could not be rendered in time: the episode ends on the last one
+                // rendered, which keeps `screens.len() == steps.len() + 1`.
+                if let Some(last) = self.trajectory.screens.last().cloned() {
+                    self.trajectory.screens.push(last);
+                }
+                end.get_or_insert(EpisodeEnd::Timeout);
+            }
+            Err(e) => return Err(e.into()),
+        }
         if end.is_none() && self.options.stop_on_repetition && self.repeated_three_times() {
             end = Some(EpisodeEnd::Repetition);
         }

@@ -48,10 +48,13 @@ pub struct EvalContext {
 /// The outcome of evaluating a task's criteria over a trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
-    /// Every top-level criterion holds (vacuously true without criteria, as upstream).
+    /// Every top-level criterion holds, guards included (vacuously true without criteria, as
+    /// upstream).
     pub success: bool,
-    /// Average completion progress: the share of top-level criteria that hold (a top-level
-    /// combinator counts as one); 1.0 without criteria.
+    /// Average completion progress: the share of the top-level criteria that are not guards that
+    /// hold (a top-level combinator counts as one). Guards count neither way, so keeping things
+    /// as they were earns nothing, and breaking something costs success but not the progress
+    /// made. 1.0 without criteria; with guards only, 1.0 when they all hold and 0.0 otherwise.
     pub acp: f64,
     /// One verdict per top-level criterion, in order.
     pub criteria: Vec<CriterionVerdict>,
@@ -64,6 +67,9 @@ pub struct CriterionVerdict {
     pub label: String,
     /// Whether it holds.
     pub passed: bool,
+    /// Whether it is a guard ([`Criterion::guard`]): it gates success but is not in the ACP.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guard: bool,
     /// Where it held: step `i` is `screens[i]` and the action `steps[i]` taken from it (STOP is
     /// the step after the last action). `None` when it failed, or for checks of the whole episode
     /// (state, answer).
@@ -85,11 +91,25 @@ pub fn evaluate(
 ) -> Verdict {
     let evaluator = Evaluator { trace: Trace::build(trajectory), matcher: Matcher::default(), ctx };
     let window = evaluator.trace.all();
-    let verdicts: Vec<CriterionVerdict> =
-        criteria.iter().map(|c| evaluator.eval(c, window).verdict).collect();
-    let passed = verdicts.iter().filter(|v| v.passed).count();
-    let acp = if verdicts.is_empty() { 1.0 } else { passed as f64 / verdicts.len() as f64 };
-    Verdict { success: passed == verdicts.len(), acp, criteria: verdicts }
+    let verdicts: Vec<CriterionVerdict> = criteria
+        .iter()
+        .map(|c| CriterionVerdict { guard: c.guard, ..evaluator.eval(c, window).verdict })
+        .collect();
+    score(verdicts)
+}
+
+/// Success and ACP from the top-level verdicts (see [`Verdict`]).
+fn score(verdicts: Vec<CriterionVerdict>) -> Verdict {
+    let success = verdicts.iter().all(|v| v.passed);
+    let counted = verdicts.iter().filter(|v| !v.guard).count();
+    let passed = verdicts.iter().filter(|v| !v.guard && v.passed).count();
+    let acp = match (verdicts.is_empty(), counted) {
+        (true, _) => 1.0,
+        // Only guards: nothing to make progress on, so progress is all or nothing.
+        (false, 0) => f64::from(u8::from(success)),
+        (false, n) => passed as f64 / n as f64,
+    };
+    Verdict { success, acp, criteria: verdicts }
 }
 
 /// One evaluation: upstream's `(ok, idx)` (idx relative to the window) plus the report.
@@ -898,7 +918,7 @@ fn verdict(
     detail: String,
     children: Vec<CriterionVerdict>,
 ) -> CriterionVerdict {
-    CriterionVerdict { label, passed, step, detail, children }
+    CriterionVerdict { label, passed, guard: false, step, detail, children }
 }
 
 fn not_reached(criterion: &Criterion, why: &str) -> CriterionVerdict {

@@ -13,6 +13,7 @@ mod evaluate;
 mod moment;
 mod rules;
 pub mod sphinx;
+mod sql_check;
 mod state;
 mod trace;
 
@@ -20,3 +21,4 @@ pub use evaluate::{CriterionVerdict, EvalContext, Semantics, Verdict, evaluate};
 pub use sphinx::{
     SphinxError, SphinxImport, criteria_from_sphinx_json, import_sphinx_json, load_groundtruth, stop_after,
 };
+pub use sql_check::{SqlProblem, sql_problems};

@@ -5,13 +5,21 @@
 
 use std::collections::BTreeMap;
 
+use phonebench_apps::sandbox::{self, Budget, Deadline, Profile};
 use phonebench_env::Trajectory;
 use phonebench_tasks::criteria::{ChangesCheck, CountRange, SqlParams, StateCheck};
 use rusqlite::Connection;
 use rusqlite::types::Value;
 
-/// Opens serialized database bytes read-only in memory.
-fn open(bytes: &[u8], what: &str) -> Result<Connection, String> {
+/// A recorded database opened for criteria: read-only, in the SQLite sandbox of
+/// [`phonebench_apps::sandbox`] (no files, no clock, no `random()`, bounded statements).
+struct Db {
+    conn: Connection,
+    budget: Budget,
+}
+
+/// Opens serialized database bytes read-only in memory, sandboxed.
+fn open(bytes: &[u8], what: &str) -> Result<Db, String> {
     if bytes.is_empty() {
         return Err(format!("the {what} database was not recorded"));
     }
@@ -22,7 +30,10 @@ fn open(bytes: &[u8], what: &str) -> Result<Connection, String> {
     // The deserialized database is read-only already; this also refuses writes to temp tables.
     conn.pragma_update(None, "query_only", true)
         .map_err(|e| format!("cannot make the database read-only: {e}"))?;
-    Ok(conn)
+    // After our own PRAGMA: the sandbox's authorizer refuses setting one.
+    let budget = sandbox::install(&mut conn, Profile::Criterion, Deadline::default())
+        .map_err(|e| format!("cannot set up the SQLite sandbox: {e}"))?;
+    Ok(Db { conn, budget })
 }
 
 fn database<'t>(trajectory: &'t Trajectory, app: &str) -> Result<&'t phonebench_env::DatabasePair, String> {
@@ -36,9 +47,11 @@ fn database<'t>(trajectory: &'t Trajectory, app: &str) -> Result<&'t phonebench_
     })
 }
 
-/// Runs a read-only query with `:name` parameters bound from `params`.
-fn query(conn: &Connection, sql: &str, params: &SqlParams) -> Result<Vec<Vec<Value>>, String> {
-    let mut stmt = conn.prepare(sql).map_err(|e| format!("bad SQL: {e}"))?;
+/// Runs a read-only query with `:name` parameters bound from `params`, with a fresh operation
+/// budget; more than `max_rows` rows is an error.
+fn query(db: &Db, sql: &str, params: &SqlParams, max_rows: usize) -> Result<Vec<Vec<Value>>, String> {
+    db.budget.arm();
+    let mut stmt = db.conn.prepare(sql).map_err(|e| format!("bad SQL: {}", sandbox::explain(&e)))?;
     if !stmt.readonly() {
         return Err("the query would write: state queries must be read-only (SELECT)".into());
     }
@@ -63,6 +76,7 @@ fn query(conn: &Connection, sql: &str, params: &SqlParams) -> Result<Vec<Vec<Val
     let mut out = Vec::new();
     loop {
         match rows.next() {
+            Ok(Some(_)) if out.len() == max_rows => return Err(sandbox::too_many_rows()),
             Ok(Some(row)) => {
                 let mut values = Vec::with_capacity(columns);
                 for c in 0..columns {
@@ -71,7 +85,7 @@ fn query(conn: &Connection, sql: &str, params: &SqlParams) -> Result<Vec<Vec<Val
                 out.push(values);
             }
             Ok(None) => break,
-            Err(e) => return Err(format!("query failed: {e}")),
+            Err(e) => return Err(format!("query failed: {}", sandbox::explain(&e))),
         }
     }
     Ok(out)
@@ -168,7 +182,7 @@ pub(crate) fn state(
 ) -> Result<(bool, String), String> {
     let pair = database(trajectory, &check.app)?;
     let conn = open(&pair.last, "final")?;
-    let rows = query(&conn, &check.sql, params)?;
+    let rows = query(&conn, &check.sql, params, sandbox::MAX_ROWS)?;
     let mut failures = Vec::new();
     let first = rows.first().and_then(|r| r.first());
     if let Some(expected) = &check.equals {
@@ -252,8 +266,10 @@ fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-fn tables(conn: &Connection) -> Result<Vec<String>, String> {
-    let mut stmt = conn
+fn tables(db: &Db) -> Result<Vec<String>, String> {
+    db.budget.arm();
+    let mut stmt = db
+        .conn
         .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
         .map_err(|e| format!("cannot list tables: {e}"))?;
     let names = stmt
@@ -266,14 +282,17 @@ fn tables(conn: &Connection) -> Result<Vec<String>, String> {
 
 /// Rows keyed by `rowid`; a `WITHOUT ROWID` table is keyed by the whole row (so an update shows as
 /// a removal plus an addition).
-fn keyed_rows(conn: &Connection, table: &str) -> Result<Keyed, String> {
+///
+/// Whole tables are read (no row limit: the statement's operation limit still holds), since a
+/// check on changes must see every row.
+fn keyed_rows(db: &Db, table: &str) -> Result<Keyed, String> {
     let quoted = quote_identifier(table);
     let with_rowid = format!("SELECT rowid, * FROM {quoted}");
-    let (sql, keyed_by_rowid) = match conn.prepare(&with_rowid) {
+    let (sql, keyed_by_rowid) = match db.conn.prepare(&with_rowid) {
         Ok(_) => (with_rowid, true),
         Err(_) => (format!("SELECT * FROM {quoted}"), false),
     };
-    let rows = query(conn, &sql, &SqlParams::new()).map_err(|e| format!("table `{table}`: {e}"))?;
+    let rows = query(db, &sql, &SqlParams::new(), usize::MAX).map_err(|e| format!("table `{table}`: {e}"))?;
     let mut out = Keyed::new();
     for row in rows {
         if keyed_by_rowid {

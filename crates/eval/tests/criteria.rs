@@ -952,3 +952,113 @@ action = { text = "far right" }"#,
         &t
     ));
 }
+
+// ---------------------------------------------------------------- guards
+
+#[test]
+fn guards_gate_success_but_are_not_progress() {
+    let t = notes_trajectory();
+    // The guard holds ("Error" never shown), the goal's check does not: no progress at all.
+    let v = run(
+        r#"[[criteria]]
+text = "Total: 99"
+
+[[criteria]]
+guard = true
+not = { on = "any", text = "Error" }"#,
+        &t,
+    );
+    assert!(!v.success);
+    assert_eq!(v.acp, 0.0, "a guard that holds is not progress");
+    assert_eq!(
+        v.criteria.iter().map(|c| (c.passed, c.guard)).collect::<Vec<_>>(),
+        [(false, false), (true, true)]
+    );
+
+    // Everything holds: success, and ACP counts only the non-guards.
+    let v = run(
+        r#"[[criteria]]
+text = "Total: 12"
+
+[[criteria]]
+text = "Total: 99"
+
+[[criteria]]
+guard = true
+not = { on = "any", text = "Error" }"#,
+        &t,
+    );
+    assert_eq!((v.success, v.acp), (false, 0.5));
+    let v = run(
+        r#"[[criteria]]
+text = "Total: 12"
+
+[[criteria]]
+guard = true
+not = { on = "any", text = "Error" }"#,
+        &t,
+    );
+    assert_eq!((v.success, v.acp), (true, 1.0));
+
+    // A broken guard fails the episode but keeps the progress made.
+    let v = run(
+        r#"[[criteria]]
+text = "Total: 12"
+
+[[criteria]]
+guard = true
+not = { on = "any", text = "Save" }"#,
+        &t,
+    );
+    assert!(!v.success, "a failed guard is a failed episode");
+    assert_eq!(v.acp, 1.0);
+
+    // Guards only (no task may be written so; SPHINX-style callers might): all or nothing.
+    let guards = |text: &str| format!("[[criteria]]\nguard = true\ntext = \"{text}\"");
+    assert_eq!(run(&guards("Total: 12"), &t).acp, 1.0);
+    assert_eq!(run(&guards("Total: 99"), &t).acp, 0.0);
+}
+
+#[test]
+fn a_guard_is_marked_in_the_verdict_and_its_json() {
+    let v = run(
+        "[[criteria]]\nguard = true\ntext = \"Total: 12\"\n\n[[criteria]]\ntext = \"Groceries\"",
+        &notes_trajectory(),
+    );
+    let json = serde_json::to_value(&v).unwrap();
+    assert_eq!(json["criteria"][0]["guard"], serde_json::Value::Bool(true));
+    // Non-guards leave the field out, so results without guards read as before.
+    assert!(json["criteria"][1].get("guard").is_none(), "{json}");
+    // The criterion itself round-trips with its flag.
+    let c = &criteria("[[criteria]]\nguard = true\ntext = \"x\"")[0];
+    let back: Criterion = serde_json::from_value(serde_json::to_value(c).unwrap()).unwrap();
+    assert!(back.guard);
+    assert_eq!(&back, c);
+}
+
+#[test]
+fn sql_problems_name_the_checks_that_cannot_run() {
+    let t = with_databases(SCHEMA, SCHEMA);
+    let cs = criteria(
+        r#"[[criteria]]
+text = "Total: 12"
+
+[[criteria]]
+all = [
+  { state = { app = "notes", sql = "SELECT count(*) FROM notes", equals = 99 } },
+  { name = "typo", state = { app = "notes", sql = "SELECT count(*) FROM nots" } },
+  { changes = { app = "notes", table = "missing", added = 1 } },
+]
+
+[[criteria]]
+state = { app = "notes", sql = "SELECT :nope" }"#,
+    );
+    let problems = phonebench_eval::sql_problems(&cs, &t, &BTreeMap::new());
+    let found: Vec<(usize, usize, &str)> =
+        problems.iter().map(|p| (p.criterion, p.leaf, p.label.as_str())).collect();
+    // A check that runs and fails (count 2, not 99) is no problem: only those that cannot run.
+    assert_eq!(found, [(1, 1, "typo"), (1, 2, "notes.missing changes"), (2, 0, "notes: SELECT :nope")]);
+    assert!(problems[0].message.contains("no such table: nots"), "{}", problems[0].message);
+    assert!(problems[1].message.contains("no table `missing`"), "{}", problems[1].message);
+    assert!(problems[2].message.contains("`:nope` is not a task parameter"), "{}", problems[2].message);
+}

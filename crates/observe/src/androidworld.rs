@@ -13,9 +13,11 @@
 //! Python's `str.isprintable` is approximated (control, separator, format and private-use
 //! characters are escaped; unassigned code points are not).
 
-use std::fmt::Write as _;
+use std::fmt;
 
 use phonebench_uitree::{Bounds, Node, NodeId, UiTree};
+
+use crate::limit::Sink;
 
 /// The AndroidWorld element list: kept nodes in document order, window after window.
 pub fn androidworld_index_table(tree: &UiTree) -> Vec<NodeId> {
@@ -40,40 +42,66 @@ pub fn is_valid_element(node: &Node, screen: &Bounds) -> bool {
             || b.bottom <= 0)
 }
 
-/// Renders the T3A element lines for the given index table.
+/// Renders the T3A element lines for the given index table, whole (see [`crate::render`] for
+/// the bounded form).
 pub fn render_androidworld(tree: &UiTree, table: &[NodeId]) -> String {
+    let mut text = String::new();
+    let mut push = |s: &str| text.push_str(s);
+    write_androidworld(&mut Sink::new(&mut push, usize::MAX), tree, table);
+    text
+}
+
+/// Writes the T3A element lines through `sink` until one does not fit.
+pub(crate) fn write_androidworld(sink: &mut Sink<'_>, tree: &UiTree, table: &[NodeId]) {
     let screen = tree.screen_bounds();
-    let mut out = String::new();
     for (index, &id) in table.iter().enumerate() {
         let node = tree.node(id);
         if is_valid_element(node, &screen) {
             // T3A ends every line with a newline, the last one included.
-            let _ = writeln!(out, "UI element {index}: {}", ui_element_repr(node));
+            let fits = sink.unit(0, |out| {
+                write!(out, "UI element {index}: ")?;
+                write_ui_element_repr(out, node)?;
+                out.write_char('\n')
+            });
+            if !fits {
+                return;
+            }
         }
     }
-    out
 }
 
 /// `repr(UIElement(...))` as Python prints it for an element built from an accessibility node.
 pub fn ui_element_repr(node: &Node) -> String {
-    let text_or_none = |s: &str| if s.is_empty() { "None".to_string() } else { py_str_repr(s) };
+    let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = write_ui_element_repr(&mut out, node);
+    out
+}
+
+/// [`ui_element_repr`] written to `out`.
+pub fn write_ui_element_repr(out: &mut dyn fmt::Write, node: &Node) -> fmt::Result {
+    let text_or_none = |out: &mut dyn fmt::Write, s: &str| {
+        if s.is_empty() { out.write_str("None") } else { write_py_str_repr(out, s) }
+    };
     let b = node.bounds;
     let py_bool = |v: bool| if v { "True" } else { "False" };
-    format!(
-        "UIElement(text={}, content_description={}, class_name={}, bbox=None, \
-         bbox_pixels=BoundingBox(x_min={}, x_max={}, y_min={}, y_max={}), hint_text={}, \
-         is_checked={}, is_checkable={}, is_clickable={}, is_editable={}, is_enabled={}, \
+    out.write_str("UIElement(text=")?;
+    text_or_none(out, &node.text)?;
+    out.write_str(", content_description=")?;
+    text_or_none(out, &node.content_desc)?;
+    out.write_str(", class_name=")?;
+    text_or_none(out, &node.class)?;
+    write!(
+        out,
+        ", bbox=None, bbox_pixels=BoundingBox(x_min={}, x_max={}, y_min={}, y_max={}), hint_text=",
+        b.left, b.right, b.top, b.bottom
+    )?;
+    text_or_none(out, node.hint.as_deref().unwrap_or(""))?;
+    write!(
+        out,
+        ", is_checked={}, is_checkable={}, is_clickable={}, is_editable={}, is_enabled={}, \
          is_focused={}, is_focusable={}, is_long_clickable={}, is_scrollable={}, is_selected={}, \
-         is_visible={}, package_name={}, resource_name={}, tooltip=None, resource_id=None, \
-         metadata=None)",
-        text_or_none(&node.text),
-        text_or_none(&node.content_desc),
-        text_or_none(&node.class),
-        b.left,
-        b.right,
-        b.top,
-        b.bottom,
-        text_or_none(node.hint.as_deref().unwrap_or("")),
+         is_visible={}, package_name=",
         py_bool(node.checked),
         py_bool(node.checkable),
         py_bool(node.clickable),
@@ -85,9 +113,11 @@ pub fn ui_element_repr(node: &Node) -> String {
         py_bool(node.scrollable),
         py_bool(node.selected),
         py_bool(node.is_visible()),
-        text_or_none(&node.package),
-        text_or_none(&node.resource_id),
-    )
+    )?;
+    text_or_none(out, &node.package)?;
+    out.write_str(", resource_name=")?;
+    text_or_none(out, &node.resource_id)?;
+    out.write_str(", tooltip=None, resource_id=None, metadata=None)")
 }
 
 /// Python's `str.isprintable`, approximated without a Unicode category table: control,
@@ -109,33 +139,41 @@ fn py_is_printable(c: char) -> bool {
 
 /// Python's `repr(str)`: single quotes unless the text has `'` and no `"`, with backslash escapes.
 pub fn py_str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
     let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
+    // Writing into a String cannot fail.
+    let _ = write_py_str_repr(&mut out, s);
+    out
+}
+
+/// [`py_str_repr`] written to `out`.
+pub fn write_py_str_repr(out: &mut dyn fmt::Write, s: &str) -> fmt::Result {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    out.write_char(quote)?;
+    // Runs of characters printed as they are go out in one piece.
+    let mut plain_from = 0;
+    for (at, c) in s.char_indices() {
+        let plain = c != '\\' && c != quote && py_is_printable(c);
+        if plain {
+            continue;
+        }
+        out.write_str(&s[plain_from..at])?;
+        plain_from = at + c.len_utf8();
         match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
+            '\\' => out.write_str("\\\\")?,
+            '\n' => out.write_str("\\n")?,
+            '\r' => out.write_str("\\r")?,
+            '\t' => out.write_str("\\t")?,
             c if c == quote => {
-                out.push('\\');
-                out.push(c);
+                out.write_char('\\')?;
+                out.write_char(c)?;
             }
-            c if py_is_printable(c) => out.push(c),
-            c if (c as u32) < 0x100 => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if (c as u32) < 0x10000 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => {
-                let _ = write!(out, "\\U{:08x}", c as u32);
-            }
+            c if (c as u32) < 0x100 => write!(out, "\\x{:02x}", c as u32)?,
+            c if (c as u32) < 0x10000 => write!(out, "\\u{:04x}", c as u32)?,
+            c => write!(out, "\\U{:08x}", c as u32)?,
         }
     }
-    out.push(quote);
-    out
+    out.write_str(&s[plain_from..])?;
+    out.write_char(quote)
 }
 
 #[cfg(test)]

@@ -7,8 +7,10 @@
 //! the same list from the tree: every visible, on-screen node a detector would box — leaves that
 //! show something, and anything interactive — labelled from its class.
 
-use phonebench_uitree::{Node, NodeId, UiTree, WindowKind};
+use phonebench_uitree::{Bounds, Node, NodeId, UiTree, WindowKind};
 use serde::Serialize;
+
+use crate::limit::Sink;
 
 /// One detected element, as serialized in the observation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -109,32 +111,51 @@ pub fn elements_index_table(tree: &UiTree) -> Vec<NodeId> {
 /// The detected elements for an index table.
 pub fn detected_elements(tree: &UiTree, table: &[NodeId]) -> Vec<DetectedElement> {
     let screen = tree.screen_bounds();
-    table
-        .iter()
-        .enumerate()
-        .map(|(i, &id)| {
-            let node = tree.node(id);
-            // Detectors see pixels, so boxes are clipped to the screen.
-            let b = node.bounds.intersection(&screen).unwrap_or_default();
-            DetectedElement {
-                id: i as u32,
-                kind: detector_label(tree, id),
-                text: shown_text(node).to_string(),
-                bounds: [b.left, b.top, b.right, b.bottom],
-                clickable: node.clickable || node.checkable || node.is_editable(),
-            }
-        })
-        .collect()
+    table.iter().enumerate().map(|(i, &id)| detected_element(tree, &screen, i, id)).collect()
 }
 
-/// Renders the list as a JSON array with one element per line.
-pub fn render_elements(tree: &UiTree, table: &[NodeId]) -> String {
-    let elements = detected_elements(tree, table);
-    if elements.is_empty() {
-        return "[]".to_string();
+/// Element `i` of the list, node `id`.
+fn detected_element(tree: &UiTree, screen: &Bounds, i: usize, id: NodeId) -> DetectedElement {
+    let node = tree.node(id);
+    // Detectors see pixels, so boxes are clipped to the screen.
+    let b = node.bounds.intersection(screen).unwrap_or_default();
+    DetectedElement {
+        id: u32::try_from(i).unwrap_or(u32::MAX),
+        kind: detector_label(tree, id),
+        text: shown_text(node).to_string(),
+        bounds: [b.left, b.top, b.right, b.bottom],
+        clickable: node.clickable || node.checkable || node.is_editable(),
     }
-    let lines: Vec<String> = elements.iter().map(|e| serde_json::to_string(e).unwrap_or_default()).collect();
-    format!("[\n{}\n]", lines.join(",\n"))
+}
+
+/// Renders the list as a JSON array with one element per line, whole (see [`crate::render`] for
+/// the bounded form).
+pub fn render_elements(tree: &UiTree, table: &[NodeId]) -> String {
+    let mut text = String::new();
+    let mut push = |s: &str| text.push_str(s);
+    write_elements(&mut Sink::new(&mut push, usize::MAX), tree, table);
+    text
+}
+
+/// Writes the JSON array through `sink`, elements while they fit; the array is always closed.
+pub(crate) fn write_elements(sink: &mut Sink<'_>, tree: &UiTree, table: &[NodeId]) {
+    const CLOSE: &str = "\n]";
+    let screen = tree.screen_bounds();
+    let mut line = String::new();
+    let mut any = false;
+    for (i, &id) in table.iter().enumerate() {
+        let element = detected_element(tree, &screen, i, id);
+        line.clear();
+        // Serializing plain strings, integers and booleans cannot fail.
+        let Ok(json) = serde_json::to_string(&element) else { continue };
+        line.push_str(if any { ",\n" } else { "[\n" });
+        line.push_str(&json);
+        if !sink.unit(CLOSE.len(), |out| out.write_str(&line)) {
+            break;
+        }
+        any = true;
+    }
+    sink.reserved(if any { CLOSE } else { "[]" });
 }
 
 #[cfg(test)]

@@ -4,16 +4,25 @@
 //! Every observation carries its index table ([`Observation::targets`]): element index `i` in
 //! the text means node `targets[i]`. [`Observation::resolve_target`] maps an action's target
 //! back to a node: an index through the table, a point by hit-testing the tree.
+//!
+//! Every observation is bounded: its text is at most [`MAX_OBSERVATION_BYTES`] (or the limit given
+//! to [`render_with_limit`]), cut at a whole line or element, and [`Observation::truncated`] says
+//! when it was cut. Rendering is linear in the text's size whatever the tree (see `limit.rs`).
 
 pub mod androidworld;
 pub mod elements;
+mod limit;
 pub mod sphinx;
 
 use std::fmt;
 use std::str::FromStr;
 
 use phonebench_actions::{Action, Target};
-use phonebench_uitree::{NodeId, UiTree, write_xml};
+use phonebench_uitree::{NodeId, UiTree, write_xml_limited};
+
+pub use limit::{MAX_INDENT_DEPTH, MAX_OBSERVATION_BYTES};
+
+use crate::limit::Sink;
 
 /// The text formats an observation can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,32 +91,97 @@ pub struct Observation {
     /// The rendered text.
     pub text: String,
     /// Index table: element index `i` in `text` is node `targets[i]` of the tree it was rendered
-    /// from.
+    /// from. Always the whole table, also when `text` was cut short and leaves some elements out.
     pub targets: Vec<NodeId>,
+    /// True when `text` was cut short at the size limit ([`MAX_OBSERVATION_BYTES`] unless
+    /// [`render_with_limit`] gave another): it then holds the format's lines or elements up to
+    /// the first that did not fit, and nothing after it. `uiautomator` text stays well-formed XML
+    /// (the open nodes are closed) and `elements` a closed JSON array.
+    pub truncated: bool,
 }
 
-/// Renders `tree` as an observation in `format`.
+/// Renders `tree` as an observation in `format`, its text at most [`MAX_OBSERVATION_BYTES`].
 pub fn render(tree: &UiTree, format: ObservationFormat) -> Observation {
-    let (text, targets) = match format {
-        ObservationFormat::Uiautomator => (write_xml(tree), tree.node_ids().collect()),
+    render_with_limit(tree, format, MAX_OBSERVATION_BYTES)
+}
+
+/// Renders `tree` as an observation in `format`, its text at most `max_bytes` long (beyond a few
+/// bytes the format always needs: an empty XML document, `[]`).
+pub fn render_with_limit(tree: &UiTree, format: ObservationFormat, max_bytes: usize) -> Observation {
+    let mut text = String::new();
+    let written = write_text(tree, format, max_bytes, &mut |chunk| text.push_str(chunk));
+    Observation { format, text, targets: written.targets, truncated: written.truncated }
+}
+
+/// What [`write_observation`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The index table, as [`Observation::targets`].
+    pub targets: Vec<NodeId>,
+    /// Whether the text was cut at the limit, as [`Observation::truncated`].
+    pub truncated: bool,
+    /// Bytes written.
+    pub bytes: usize,
+}
+
+/// Streams the text of [`render_with_limit`] to `out` as it is produced, without holding it: the
+/// same bytes, in pieces of a line or element each.
+pub fn write_observation(
+    tree: &UiTree,
+    format: ObservationFormat,
+    max_bytes: usize,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<Written> {
+    let mut failed: Option<std::io::Error> = None;
+    let written = write_text(tree, format, max_bytes, &mut |chunk| {
+        // After a failed write nothing more is attempted; the first error is reported.
+        if failed.is_none()
+            && let Err(e) = out.write_all(chunk.as_bytes())
+        {
+            failed = Some(e);
+        }
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(written),
+    }
+}
+
+fn write_text(
+    tree: &UiTree,
+    format: ObservationFormat,
+    max_bytes: usize,
+    out: &mut dyn FnMut(&str),
+) -> Written {
+    if format == ObservationFormat::Uiautomator {
+        let done = write_xml_limited(tree, max_bytes, out);
+        return Written { targets: tree.node_ids().collect(), truncated: !done.complete, bytes: done.bytes };
+    }
+    let mut sink = Sink::new(out, max_bytes);
+    let targets = match format {
+        ObservationFormat::Uiautomator => Vec::new(),
         ObservationFormat::SphinxTree => {
             let table = sphinx::sphinx_index_table(tree);
-            (sphinx::render_sphinx_tree(tree, &table), table)
+            sphinx::write_sphinx_tree(&mut sink, tree, &table);
+            table
         }
         ObservationFormat::SphinxList => {
             let table = sphinx::sphinx_index_table(tree);
-            (sphinx::render_sphinx_list(tree, &table), table)
+            sphinx::write_sphinx_list(&mut sink, tree, &table);
+            table
         }
         ObservationFormat::AndroidWorld => {
             let table = androidworld::androidworld_index_table(tree);
-            (androidworld::render_androidworld(tree, &table), table)
+            androidworld::write_androidworld(&mut sink, tree, &table);
+            table
         }
         ObservationFormat::Elements => {
             let table = elements::elements_index_table(tree);
-            (elements::render_elements(tree, &table), table)
+            elements::write_elements(&mut sink, tree, &table);
+            table
         }
     };
-    Observation { format, text, targets }
+    Written { targets, truncated: sink.truncated(), bytes: sink.written() }
 }
 
 /// Where an action target lands.

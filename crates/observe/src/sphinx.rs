@@ -14,13 +14,18 @@
 //!   ` to click, longclick or swipe`, ` to text`…;
 //! - the tree prints every node depth-first, one tab per depth starting at 0 for window roots,
 //!   each line ending in a newline (upstream's `dump_widget_tree`); because numbering is
-//!   breadth-first, the `[i]` are not monotonic in the tree;
+//!   breadth-first, the `[i]` are not monotonic in the tree; deviation: indentation stops growing
+//!   at [`MAX_INDENT_DEPTH`] tabs, so a hostile deep tree cannot make the text quadratic;
 //! - the list prints only the interactable nodes, `[i] …` in index order, joined by newlines
 //!   with none after the last (upstream's `observe()` in `text` mode).
 //!
 //! Text is printed as it is, newlines included, as upstream does.
 
+use std::fmt;
+
 use phonebench_uitree::{Node, NodeId, UiTree};
+
+use crate::limit::{MAX_INDENT_DEPTH, Sink};
 
 /// The package whose top-level windows SPHINX drops (status and navigation bars).
 pub const SYSTEM_UI_PACKAGE: &str = "com.android.systemui";
@@ -50,24 +55,50 @@ pub fn sphinx_actions(node: &Node) -> Vec<&'static str> {
 
 /// `a View (content-desc: …, resource-id: …, text: …, class: …)`.
 pub fn sphinx_element(node: &Node) -> String {
+    let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = write_sphinx_element(&mut out, node);
+    out
+}
+
+/// [`sphinx_element`] written to `out`.
+pub fn write_sphinx_element(out: &mut dyn fmt::Write, node: &Node) -> fmt::Result {
     let parts = [
         ("content-desc", node.content_desc.trim()),
         ("resource-id", node.short_resource_id().trim()),
         ("text", node.text.trim()),
         ("class", node.class.trim()),
     ];
-    let shown: Vec<String> =
-        parts.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}: {v}")).collect();
-    if shown.is_empty() { "a View".to_string() } else { format!("a View ({})", shown.join(", ")) }
+    out.write_str("a View")?;
+    let mut first = true;
+    for (k, v) in parts.iter().filter(|(_, v)| !v.is_empty()) {
+        out.write_str(if first { " (" } else { ", " })?;
+        first = false;
+        out.write_str(k)?;
+        out.write_str(": ")?;
+        out.write_str(v)?;
+    }
+    if !first {
+        out.write_char(')')?;
+    }
+    Ok(())
 }
 
 /// `a View (…) to click, longclick or swipe`: the element plus its action suffix.
 pub fn sphinx_widget(node: &Node, actions: &[&str]) -> String {
-    let element = sphinx_element(node);
+    let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = write_sphinx_widget(&mut out, node, actions);
+    out
+}
+
+/// [`sphinx_widget`] written to `out`.
+pub fn write_sphinx_widget(out: &mut dyn fmt::Write, node: &Node, actions: &[&str]) -> fmt::Result {
+    write_sphinx_element(out, node)?;
     match actions {
-        [] => element,
-        [only] => format!("{element} to {only}"),
-        [init @ .., last] => format!("{element} to {} or {last}", init.join(", ")),
+        [] => Ok(()),
+        [only] => write!(out, " to {only}"),
+        [init @ .., last] => write!(out, " to {} or {last}", init.join(", ")),
     }
 }
 
@@ -93,39 +124,68 @@ fn index_of(tree: &UiTree, table: &[NodeId]) -> Vec<Option<u32>> {
     index
 }
 
-/// Renders the `sphinx-tree` text for `tree` given its index table.
+/// Renders the `sphinx-tree` text for `tree` given its index table, whole (see
+/// [`crate::render`] for the bounded form).
 pub fn render_sphinx_tree(tree: &UiTree, table: &[NodeId]) -> String {
-    let index = index_of(tree, table);
-    let mut out = String::with_capacity(tree.len() * 80);
-    for root in kept_windows(tree) {
-        for id in tree.dfs(root) {
-            let node = tree.node(id);
-            let depth = (tree.depth(id) - tree.depth(root)) as usize;
-            out.extend(std::iter::repeat_n('\t', depth));
-            match index[id.get()] {
-                Some(i) => {
-                    out.push_str(&format!("[{i}] "));
-                    out.push_str(&sphinx_widget(node, &sphinx_actions(node)));
-                }
-                None => out.push_str(&sphinx_element(node)),
-            }
-            out.push('\n');
-        }
-    }
-    out
+    let mut text = String::with_capacity(tree.len().saturating_mul(80));
+    let mut push = |s: &str| text.push_str(s);
+    write_sphinx_tree(&mut Sink::new(&mut push, usize::MAX), tree, table);
+    text
 }
 
-/// Renders the `sphinx-list` text: interactable widgets only, in index order.
-pub fn render_sphinx_list(tree: &UiTree, table: &[NodeId]) -> String {
-    table
-        .iter()
-        .enumerate()
-        .map(|(i, &id)| {
+/// Writes the `sphinx-tree` lines through `sink` until one does not fit.
+pub(crate) fn write_sphinx_tree(sink: &mut Sink<'_>, tree: &UiTree, table: &[NodeId]) {
+    let index = index_of(tree, table);
+    for root in kept_windows(tree) {
+        let root_depth = tree.depth(root);
+        for id in tree.dfs(root) {
             let node = tree.node(id);
-            format!("[{i}] {}", sphinx_widget(node, &sphinx_actions(node)))
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+            let depth = (tree.depth(id).saturating_sub(root_depth) as usize).min(MAX_INDENT_DEPTH);
+            let fits = sink.unit(0, |out| {
+                for _ in 0..depth {
+                    out.write_char('\t')?;
+                }
+                match index[id.get()] {
+                    Some(i) => {
+                        write!(out, "[{i}] ")?;
+                        write_sphinx_widget(out, node, &sphinx_actions(node))?;
+                    }
+                    None => write_sphinx_element(out, node)?,
+                }
+                out.write_char('\n')
+            });
+            if !fits {
+                return;
+            }
+        }
+    }
+}
+
+/// Renders the `sphinx-list` text: interactable widgets only, in index order, whole (see
+/// [`crate::render`] for the bounded form).
+pub fn render_sphinx_list(tree: &UiTree, table: &[NodeId]) -> String {
+    let mut text = String::new();
+    let mut push = |s: &str| text.push_str(s);
+    write_sphinx_list(&mut Sink::new(&mut push, usize::MAX), tree, table);
+    text
+}
+
+/// Writes the `sphinx-list` lines through `sink` until one does not fit.
+pub(crate) fn write_sphinx_list(sink: &mut Sink<'_>, tree: &UiTree, table: &[NodeId]) {
+    for (i, &id) in table.iter().enumerate() {
+        let node = tree.node(id);
+        let fits = sink.unit(0, |out| {
+            // Lines are joined by newlines, with none after the last.
+            if i > 0 {
+                out.write_char('\n')?;
+            }
+            write!(out, "[{i}] ")?;
+            write_sphinx_widget(out, node, &sphinx_actions(node))
+        });
+        if !fits {
+            return;
+        }
+    }
 }
 
 #[cfg(test)]

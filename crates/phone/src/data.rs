@@ -1,17 +1,59 @@
 //! Values between SQLite and templates, and the [`DataSource`] screens read state through.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use minijinja::Value;
 use minijinja::value::{Serde, ValueKind};
 use phonebench_apps::DataSource;
+use phonebench_apps::sandbox::{self, Budget};
 use phonebench_search::ContentIndex;
 use rusqlite::Connection;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 
 /// An app's database, shared between the phone and the templates rendering its screens.
-pub type SharedDb = Arc<Mutex<Connection>>;
+pub type SharedDb = Arc<AppDb>;
+
+/// An app's sandboxed connection (see [`phonebench_apps::sandbox`]) behind a lock. Each lock is
+/// one use (an action's statement, a template query, a task's setup script) and starts a fresh
+/// operation budget, so every use gets the same allowance whatever ran before it.
+#[derive(Debug)]
+pub struct AppDb {
+    conn: Mutex<Connection>,
+    budget: Budget,
+}
+
+impl AppDb {
+    /// Wraps a connection that [`phonebench_apps::sandbox::install`] set up with `budget`.
+    pub fn new(conn: Connection, budget: Budget) -> AppDb {
+        AppDb { conn: Mutex::new(conn), budget }
+    }
+
+    /// Locks the connection for one use, with a fresh operation budget.
+    pub fn lock(&self) -> Result<DbGuard<'_>, PoisonError<MutexGuard<'_, Connection>>> {
+        let guard = self.conn.lock()?;
+        self.budget.arm();
+        Ok(DbGuard(guard))
+    }
+}
+
+/// The locked connection of an [`AppDb`].
+#[derive(Debug)]
+pub struct DbGuard<'a>(MutexGuard<'a, Connection>);
+
+impl Deref for DbGuard<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.0
+    }
+}
+
+impl DerefMut for DbGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        &mut self.0
+    }
+}
 
 /// A SQLite value as a template value.
 pub fn to_template(value: ValueRef<'_>) -> Value {
@@ -44,13 +86,16 @@ pub fn to_json(value: &Value) -> serde_json::Value {
     serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
 }
 
-/// Runs a read-only query, binding `:name` parameters from `lookup`.
+/// Runs a read-only query, binding `:name` parameters from `lookup`; more than
+/// [`sandbox::MAX_ROWS`] rows is an error (a screen that lists a whole large table is a package
+/// bug, and would make every step slow).
 pub fn query_rows(
     conn: &Connection,
     sql: &str,
     lookup: &dyn Fn(&str) -> Option<Value>,
 ) -> Result<Vec<Value>, String> {
-    let mut stmt = conn.prepare_cached(sql).map_err(|e| format!("SQL error in `{sql}`: {e}"))?;
+    let sql_error = |e: rusqlite::Error| format!("SQL error in `{sql}`: {}", sandbox::explain(&e));
+    let mut stmt = conn.prepare_cached(sql).map_err(sql_error)?;
     if !stmt.readonly() {
         return Err(format!("`{sql}` changes state: screens only read, actions change"));
     }
@@ -58,7 +103,10 @@ pub fn query_rows(
     let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
     let mut rows = stmt.raw_query();
     let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(|e| format!("SQL error in `{sql}`: {e}"))? {
+    while let Some(row) = rows.next().map_err(sql_error)? {
+        if out.len() == sandbox::MAX_ROWS {
+            return Err(format!("`{sql}`: {}", sandbox::too_many_rows()));
+        }
         let mut map = BTreeMap::new();
         for (i, name) in names.iter().enumerate() {
             let v = row.get_ref(i).map_err(|e| e.to_string())?;
@@ -150,5 +198,160 @@ mod tests {
         assert!(e.contains("changes state"), "{e}");
         let e = query_rows(&conn, "SELECT :b", &lookup).unwrap_err();
         assert!(e.contains(":b"), "{e}");
+    }
+}
+
+/// The SQLite sandbox on a phone's app databases: templates, actions, task setup and parameter
+/// queries are refused what reaches the host and are stopped by the limits, with the cause.
+#[cfg(test)]
+mod sandbox_tests {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use minijinja::Value;
+    use phonebench_apps::sandbox::is_deadline;
+    use phonebench_apps::templates::template_error;
+    use phonebench_apps::{AppPackage, Catalog, DATA_KEY, RenderData};
+
+    use super::ScreenData;
+    use crate::{Outcome, Phone, PhoneConfig};
+
+    const RECURSE: &str =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+
+    /// SQL a template may carry (the load-time text check does not see these) and the cause each
+    /// must be refused with.
+    fn runtime_cases() -> Vec<(String, &'static str)> {
+        let outside = std::env::temp_dir().join("phonebench-phone-attach.sqlite");
+        let path = outside.display();
+        vec![
+            (format!("ATTACH DATABASE '{path}' AS x"), "ATTACH is not allowed"),
+            (format!("ATTACH DATABASE '{path}' || '2' AS x"), "ATTACH is not allowed"),
+            ("DETACH DATABASE main".into(), "DETACH is not allowed"),
+            (format!("VACUUM INTO '{path}'"), "changes state"),
+            ("SELECT load_extension('/tmp/x.so')".into(), "load_extension() is not allowed"),
+            ("SELECT CURRENT_TIMESTAMP".into(), "host clock"),
+            ("SELECT date()".into(), "host clock"),
+            ("SELECT unixepoch()".into(), "host clock"),
+            ("SELECT datetime('n' || 'ow')".into(), "host clock"),
+            ("SELECT strftime('%s')".into(), "host clock"),
+            ("SELECT datetime(0, 'unixepoch', 'local' || 'time')".into(), "time zone"),
+            (RECURSE.into(), "SQLite operations"),
+            (
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10001) SELECT x FROM c"
+                    .into(),
+                "add LIMIT",
+            ),
+        ]
+    }
+
+    /// The worked example with a probe screen per case and two probe actions.
+    fn notes_phone(name: &str) -> (Phone, PathBuf) {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/example-notes");
+        let dir =
+            std::env::temp_dir().join(format!("phonebench-phone-sandbox-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("screens")).expect("temp folder");
+        for file in ["app.toml", "schema.sql", "seed.sql"] {
+            std::fs::copy(example.join(file), dir.join(file)).expect("copy");
+        }
+        for screen in ["list", "edit", "detail"] {
+            let file = format!("screens/{screen}.xml");
+            std::fs::copy(example.join(&file), dir.join(&file)).expect("copy");
+        }
+        for (i, (sql, _)) in runtime_cases().iter().enumerate() {
+            let source = format!(
+                "<LinearLayout>\n  <TextView text=\"{{{{ query_value(\"{sql}\") }}}}\"/>\n</LinearLayout>\n"
+            );
+            std::fs::write(dir.join(format!("screens/probe{i}.xml")), source).expect("probe screen");
+        }
+        let actions = std::fs::read_to_string(example.join("actions.toml")).expect("actions");
+        let actions = format!(
+            "{actions}\n[probe_clock]\nsteps = [ {{ sql = \"INSERT INTO notes (body, created_at) VALUES (datetime('n' || 'ow'), 0)\" }} ]\n\n[probe_loop]\nsteps = [ {{ sql = \"INSERT INTO notes (body, created_at) WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*), 0 FROM c\" }} ]\n"
+        );
+        std::fs::write(dir.join("actions.toml"), actions).expect("actions");
+        let package = AppPackage::load(&dir).unwrap_or_else(|e| panic!("the probe package loads: {e}"));
+        let catalog = Catalog::new(vec![package]).expect("catalog");
+        let phone = Phone::new(catalog, PhoneConfig::default()).expect("phone");
+        (phone, dir)
+    }
+
+    fn render_probe(phone: &Phone, dir: &Path, i: usize) -> String {
+        let app = &phone.apps[0];
+        let data = ScreenData { own: app.db.clone(), reads: BTreeMap::new(), indexes: BTreeMap::new() };
+        let ctx = Value::from_pairs([(DATA_KEY, Value::from_object(RenderData(Arc::new(data))))]);
+        let name = format!("probe{i}.xml");
+        let template = app.package.env.get_template(&name).expect("probe template");
+        match template.render(ctx) {
+            Ok(out) => panic!("{name} rendered: {out}"),
+            Err(e) => template_error(&dir.join("screens").join(&name), &e).to_string(),
+        }
+    }
+
+    #[test]
+    fn template_queries_are_refused_with_file_line_and_cause() {
+        let (phone, dir) = notes_phone("templates");
+        for (i, (sql, cause)) in runtime_cases().iter().enumerate() {
+            let first = render_probe(&phone, &dir, i);
+            assert!(first.contains(&format!("probe{i}.xml:2: ")), "`{sql}`: {first}");
+            assert!(first.contains(cause), "`{sql}`: expected `{cause}` in {first}");
+            assert_eq!(render_probe(&phone, &dir, i), first, "`{sql}` fails the same way every time");
+        }
+        assert!(!std::env::temp_dir().join("phonebench-phone-attach.sqlite").exists());
+    }
+
+    #[test]
+    fn actions_are_refused_at_run_time_with_their_line() {
+        let (mut phone, _dir) = notes_phone("actions");
+        phone.start_app("notes", None, &BTreeMap::new()).expect("start");
+        // A failing action shows the app's crash dialog with the error.
+        let mut run = |action: &str| {
+            phone.run_action(action, BTreeMap::new(), &mut Outcome::default()).expect("no phone error");
+            match phone.overlay.take() {
+                Some(crate::phone::Overlay::Crash { message, .. }) => message,
+                other => panic!("`{action}` showed no crash dialog: {other:?}"),
+            }
+        };
+        let e = run("probe_clock");
+        assert!(
+            e.contains("actions.toml:") && e.contains("action `probe_clock`") && e.contains("host clock"),
+            "{e}"
+        );
+        let first = run("probe_loop");
+        assert!(first.contains("action `probe_loop`") && first.contains("SQLite operations"), "{first}");
+        assert_eq!(run("probe_loop"), first, "the same error every time");
+        // The phone still works, and the failed actions left nothing behind.
+        let rows = phone.query("notes", "SELECT count(*) AS n FROM notes").expect("query");
+        assert_eq!(rows[0]["n"], serde_json::json!(2));
+    }
+
+    #[test]
+    fn setup_and_parameter_queries_are_sandboxed() {
+        let (mut phone, _dir) = notes_phone("setup");
+        let none = BTreeMap::new();
+        let e = phone.execute("notes", "ATTACH DATABASE '/tmp/x.sqlite' AS x", &none).expect_err("refused");
+        assert!(e.to_string().contains("ATTACH is not allowed"), "{e}");
+        let e = phone.execute(
+            "notes",
+            "INSERT INTO notes (body, created_at) VALUES ('x', CURRENT_TIMESTAMP)",
+            &none,
+        );
+        assert!(e.expect_err("refused").to_string().contains("host clock"));
+        let e = phone.query_with("notes", RECURSE, &none).expect_err("stopped");
+        assert!(e.to_string().contains("SQLite operations"), "{e}");
+        assert!(!is_deadline(&e.to_string()));
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_statements_and_is_recognisable() {
+        let (mut phone, _dir) = notes_phone("deadline");
+        phone.set_deadline(Some(Instant::now()));
+        let e = phone.query_with("notes", RECURSE, &BTreeMap::new()).expect_err("stopped");
+        assert!(is_deadline(&e.to_string()), "{e}");
+        phone.set_deadline(None);
+        let rows = phone.query("notes", "SELECT count(*) AS n FROM notes").expect("works again");
+        assert_eq!(rows[0]["n"], serde_json::json!(2));
     }
 }

@@ -21,7 +21,7 @@ pub mod system;
 pub mod view;
 
 pub use display::Display;
-pub use phone::{AppEvent, Foreground, Outcome, Phone, PhoneConfig, PhoneError};
+pub use phone::{AppEvent, Foreground, MAX_FIELD_CHARS, Outcome, Phone, PhoneConfig, PhoneError};
 pub use phonebench_apps::{CLOCK_START_MS, Catalog};
 
 /// Virtual milliseconds each action takes.

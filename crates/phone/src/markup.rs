@@ -28,10 +28,34 @@ const TAGS: &[(&str, &str, Kind, Axis)] = &[
     ("View", "android.view.View", Kind::Group, Axis::Vertical),
 ];
 
+/// Why rendered layout XML is not a valid layout: what is wrong, and the line of the rendered
+/// output it is on (when known), so the caller can quote that line and find the template's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", line.map(|l| format!("line {l}: ")).unwrap_or_default())]
+pub struct LayoutError {
+    /// 1-based line of the rendered output.
+    pub line: Option<usize>,
+    /// What is wrong there.
+    pub message: String,
+}
+
+impl LayoutError {
+    fn at(line: usize, message: String) -> LayoutError {
+        LayoutError { line: Some(line), message }
+    }
+
+    fn whole(message: &str) -> LayoutError {
+        LayoutError { line: None, message: message.to_string() }
+    }
+}
+
 /// Parses rendered layout XML into a view tree. `package` prefixes plain ids; `density` (px per
 /// dp) turns the layout's dp into the px the views hold.
-pub fn parse_layout(xml: &str, package: &str, density: f32) -> Result<View, String> {
-    let doc = roxmltree::Document::parse(xml).map_err(|e| format!("the rendered layout is not XML: {e}"))?;
+pub fn parse_layout(xml: &str, package: &str, density: f32) -> Result<View, LayoutError> {
+    let doc = roxmltree::Document::parse(xml).map_err(|e| {
+        // roxmltree's message already ends with the position ("at 3:7").
+        LayoutError::at(e.pos().row as usize, format!("the rendered layout is not XML: {e}"))
+    })?;
     let root = doc.root_element();
     let mut stack: Vec<(roxmltree::Node, usize)> = Vec::new();
     // Iterative build (templates can nest deeply): `built` collects finished views per depth.
@@ -50,28 +74,32 @@ pub fn parse_layout(xml: &str, package: &str, density: f32) -> Result<View, Stri
             stack.push((child, 0));
         } else {
             let children = built.pop().unwrap_or_default();
-            let mut view = pending.pop().ok_or("layout nesting is inconsistent")?;
+            let mut view = pending.pop().ok_or(LayoutError::whole("layout nesting is inconsistent"))?;
             if !children.is_empty() && !matches!(view.kind, Kind::Group | Kind::Scroll) {
-                return Err(format!(
-                    "line {}: <{}> cannot have child elements",
-                    doc.text_pos_at(node.range().start).row,
-                    node.tag_name().name()
+                return Err(LayoutError::at(
+                    doc.text_pos_at(node.range().start).row as usize,
+                    format!("<{}> cannot have child elements", node.tag_name().name()),
                 ));
             }
             view.children = children;
             match built.last_mut() {
                 Some(level) => level.push(view),
-                None => return Err("layout nesting is inconsistent".into()),
+                None => return Err(LayoutError::whole("layout nesting is inconsistent")),
             }
         }
     }
-    built.pop().and_then(|mut v| v.pop()).ok_or_else(|| "the layout is empty".to_string())
+    built.pop().and_then(|mut v| v.pop()).ok_or_else(|| LayoutError::whole("the layout is empty"))
 }
 
-fn element(doc: &roxmltree::Document, node: roxmltree::Node, package: &str, d: f32) -> Result<View, String> {
+fn element(
+    doc: &roxmltree::Document,
+    node: roxmltree::Node,
+    package: &str,
+    d: f32,
+) -> Result<View, LayoutError> {
     let tag = node.tag_name().name();
-    let line = doc.text_pos_at(node.range().start).row;
-    let fail = |m: String| format!("line {line}: <{tag}>: {m}");
+    let line = doc.text_pos_at(node.range().start).row as usize;
+    let fail = |m: String| LayoutError::at(line, format!("<{tag}>: {m}"));
     let (class, kind, axis) = match TAGS.iter().find(|(t, ..)| *t == tag) {
         Some((_, class, kind, axis)) => (class.to_string(), *kind, *axis),
         None if tag.contains('.') => (tag.to_string(), Kind::Group, Axis::Vertical),
@@ -94,7 +122,7 @@ fn element(doc: &roxmltree::Document, node: roxmltree::Node, package: &str, d: f
     if let Some(look) = &mut view.look
         && let Some(size) = node.attribute("size")
     {
-        let sp: f32 = number(size)?;
+        let sp: f32 = number(size).map_err(|m| fail(format!("attribute `size`: {m}")))?;
         look.size_px = px(d, sp);
     }
     Ok(view)
@@ -361,14 +389,16 @@ mod tests {
     fn errors_name_line_element_and_attribute() {
         let e = parse_layout("<LinearLayout>\n<TextView colour=\"red\"/></LinearLayout>", "p", 2.625)
             .unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        let e = e.to_string();
         assert!(e.contains("line 2") && e.contains("TextView") && e.contains("colour"), "{e}");
-        let e = parse_layout("<Blob/>", "p", 2.625).unwrap_err();
+        let e = parse_layout("<Blob/>", "p", 2.625).unwrap_err().to_string();
         assert!(e.contains("unknown element"), "{e}");
-        let e = parse_layout("<TextView><TextView/></TextView>", "p", 2.625).unwrap_err();
+        let e = parse_layout("<TextView><TextView/></TextView>", "p", 2.625).unwrap_err().to_string();
         assert!(e.contains("cannot have child"), "{e}");
-        let e = parse_layout("<LinearLayout>", "p", 2.625).unwrap_err();
+        let e = parse_layout("<LinearLayout>", "p", 2.625).unwrap_err().to_string();
         assert!(e.contains("not XML"), "{e}");
-        let e = parse_layout("<TextView width=\"wide\"/>", "p", 2.625).unwrap_err();
+        let e = parse_layout("<TextView width=\"wide\"/>", "p", 2.625).unwrap_err().to_string();
         assert!(e.contains("not a number"), "{e}");
     }
 }

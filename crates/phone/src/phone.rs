@@ -24,6 +24,10 @@ use phonebench_pixels::{Paint, Pixmap, ScreenImage};
 /// Battery level the status bar shows; the Settings app's seed says the same.
 pub const BATTERY_PERCENT: u8 = 85;
 
+/// The most characters a text field holds. Text typed or pasted beyond it is cut off, with a note
+/// the agent sees: an agent that types megabytes must not make every later step cost as much.
+pub const MAX_FIELD_CHARS: usize = 10_000;
+
 /// How a phone is set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PhoneConfig {
@@ -150,6 +154,13 @@ pub(crate) enum Overlay {
         items: Vec<(String, MenuAction)>,
         anchor: (f32, f32),
     },
+    /// An app's action failed on its own data (a package bug): Android's "<App> keeps
+    /// stopping" dialog over the screen, whose state the failed action left untouched.
+    Crash {
+        app: usize,
+        name: String,
+        message: String,
+    },
 }
 
 /// What a menu item does.
@@ -195,6 +206,8 @@ pub struct Phone {
     /// The dark-theme setting as of a data version (a query on the Settings database, asked for
     /// every screen picture; the answer only changes with the data).
     theme_cache: Option<(u64, bool)>,
+    /// The optional wall-clock deadline every app connection's statements check (`--timeout`).
+    deadline: phonebench_apps::sandbox::Deadline,
 }
 
 impl Phone {
@@ -214,6 +227,7 @@ impl Phone {
         }
         let clock = Arc::new(AtomicI64::new(config.clock_start_ms));
         let rng = Arc::new(Mutex::new(ChaCha8Rng::seed_from_u64(config.seed)));
+        let deadline = phonebench_apps::sandbox::Deadline::default();
         let mut apps = Vec::new();
         for package in catalog.apps() {
             let app_err = |message: String| PhoneError::App { app: package.manifest.id.clone(), message };
@@ -225,10 +239,17 @@ impl Phone {
                 move || c.load(Ordering::Relaxed),
             )
             .map_err(|e| app_err(e.to_string()))?;
+            // Actions, screen queries and task setup all run on this connection: one sandbox.
+            let budget = phonebench_apps::sandbox::install(
+                &mut conn,
+                phonebench_apps::sandbox::Profile::App,
+                deadline.clone(),
+            )
+            .map_err(|e| app_err(format!("cannot set up the SQLite sandbox: {e}")))?;
             restore(&mut conn, &package.snapshot).map_err(app_err)?;
             apps.push(AppRuntime {
                 package: package.clone(),
-                db: Arc::new(Mutex::new(conn)),
+                db: Arc::new(crate::data::AppDb::new(conn, budget)),
                 stack: Vec::new(),
                 cache: None,
                 return_to: None,
@@ -252,6 +273,7 @@ impl Phone {
             last_observation: None,
             data_version: 0,
             theme_cache: None,
+            deadline,
         };
         Ok(phone)
     }
@@ -291,6 +313,14 @@ impl Phone {
     /// The installed apps.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Sets (or with `None` clears) a wall-clock deadline: an app statement (action, screen
+    /// query, setup) running when it passes ends with an error that
+    /// [`phonebench_apps::sandbox::is_deadline`] recognises. Nothing else reads the wall clock, so
+    /// without a deadline the phone stays deterministic.
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.deadline.set(deadline);
     }
 
     /// Virtual time now, ms since the epoch.
@@ -468,11 +498,14 @@ impl Phone {
         let tx = conn.transaction().map_err(|e| err(e.to_string()))?;
         let mut changed = 0;
         for (_, statement) in phonebench_apps::sql::split_statements(sql) {
-            let mut stmt =
-                tx.prepare(statement).map_err(|e| err(format!("SQL error in `{statement}`: {e}")))?;
+            let mut stmt = tx
+                .prepare(statement)
+                .map_err(|e| err(format!("SQL error in `{statement}`: {}", sql_cause(&e))))?;
             let lookup = |name: &str| params.get(name).map(|v| Value::from(minijinja::value::Serde(v)));
             crate::data::bind(&mut stmt, statement, &lookup).map_err(err)?;
-            changed += stmt.raw_execute().map_err(|e| err(format!("SQL error in `{statement}`: {e}")))?;
+            changed += stmt
+                .raw_execute()
+                .map_err(|e| err(format!("SQL error in `{statement}`: {}", sql_cause(&e))))?;
         }
         tx.commit().map_err(|e| err(e.to_string()))?;
         drop(conn);
@@ -634,6 +667,9 @@ impl Phone {
         // Render now: a screen's first render applies autofocus (and so the keyboard), which
         // `keyboard_shown` and the next observation must already see.
         self.ensure_screen()?;
+        if let Some(note) = self.screen.as_ref().and_then(|s| s.crash.clone()) {
+            outcome.notes.push(note);
+        }
         Ok(outcome)
     }
 
@@ -1051,8 +1087,8 @@ impl Phone {
             outcome.notes.push("no text field has focus: nothing was typed".into());
             return Ok(());
         };
-        let mut value = if clear { String::new() } else { self.field_text(&field) };
-        value.push_str(text);
+        let value = if clear { String::new() } else { self.field_text(&field) };
+        let value = admit_text(value, text, outcome);
         self.set_field(&field, value, outcome)
     }
 
@@ -1137,6 +1173,7 @@ impl Phone {
                     self.run_action(&action, args, outcome)?;
                 }
             }
+            SystemHandler::CloseApp(i) => self.close_app(i),
             SystemHandler::MenuItem(i) => {
                 if let Some(Overlay::Menu { items, .. }) = self.overlay.take()
                     && let Some((_, item)) = items.get(i)
@@ -1150,8 +1187,8 @@ impl Phone {
                             self.set_field(&field, String::new(), outcome)?;
                         }
                         MenuAction::Paste(field) => {
-                            let mut text = self.field_text(&field);
-                            text.push_str(self.clipboard.as_deref().unwrap_or(""));
+                            let clip = self.clipboard.clone().unwrap_or_default();
+                            let text = admit_text(self.field_text(&field), &clip, outcome);
                             self.set_field(&field, text, outcome)?;
                         }
                         MenuAction::Close => {}
@@ -1162,13 +1199,153 @@ impl Phone {
         Ok(())
     }
 
+    /// What a failure while running or rendering an app's own code means. Normally the app's
+    /// failure, shown to the agent (its message is returned); but once the step's deadline has
+    /// passed the failure is the interruption, and the error goes up to end the episode.
+    pub(crate) fn app_failure(&self, err: PhoneError) -> Result<String, PhoneError> {
+        if self.past_deadline() {
+            return Err(err);
+        }
+        match err {
+            PhoneError::App { message, .. } => Ok(message),
+            other => Err(other),
+        }
+    }
+
+    /// Whether the deadline (see [`Phone::set_deadline`]) has passed.
+    fn past_deadline(&self) -> bool {
+        self.deadline.passed()
+    }
+
+    /// The phone's state outside the databases (which a savepoint covers), as an action found it.
+    pub(crate) fn session(&self) -> Session {
+        Session {
+            foreground: self.foreground,
+            recents: self.recents.clone(),
+            keyboard: self.keyboard,
+            overlay: self.overlay.clone(),
+            toast: self.toast.clone(),
+            clipboard: self.clipboard.clone(),
+            events: self.events.len(),
+            stacks: self.apps.iter().map(|a| (a.stack.clone(), a.return_to)).collect(),
+        }
+    }
+
+    /// Puts back what a failed action changed outside the databases: a failed action leaves
+    /// nothing half done (no screen pushed, no event emitted, no clipboard changed).
+    pub(crate) fn restore_session(&mut self, session: Session) {
+        self.foreground = session.foreground;
+        self.recents = session.recents;
+        self.keyboard = session.keyboard;
+        self.overlay = session.overlay;
+        self.toast = session.toast;
+        self.clipboard = session.clipboard;
+        self.events.truncate(session.events);
+        for (app, (stack, return_to)) in self.apps.iter_mut().zip(session.stacks) {
+            app.stack = stack;
+            app.return_to = return_to;
+        }
+    }
+
+    /// App `app` failed on its own data (an action's SQL or template, an unknown computed
+    /// handler): the agent sees Android's "<App> keeps stopping" dialog and a note, and goes on
+    /// (back dismisses the dialog; "Close app" closes the app). Never the harness's failure.
+    pub(crate) fn crash(&mut self, app: usize, message: String, outcome: &mut Outcome) {
+        let name = self.apps[app].package.manifest.name.clone();
+        outcome.notes.push(crash_note(&name, &message));
+        self.keyboard = false;
+        self.overlay = Some(Overlay::Crash { app, name, message });
+    }
+
+    /// Closes app `app` (the crash dialog's "Close app"): its back stack goes, the launcher shows.
+    fn close_app(&mut self, app: usize) {
+        if let Some(runtime) = self.apps.get_mut(app) {
+            runtime.stack.clear();
+            runtime.cache = None;
+            runtime.return_to = None;
+        }
+        self.home();
+    }
+
     pub(crate) fn show_toast(&mut self, message: String, package: String) {
         self.toast = Some(Toast { message, package, until_ms: self.now_ms() + TOAST_MS + MS_PER_ACTION });
     }
 }
 
+/// An SQLite error's cause, for a message that names the statement itself: rusqlite's text for a
+/// statement that does not compile repeats the whole statement.
+pub(crate) fn sql_cause(e: &rusqlite::Error) -> String {
+    // Also turns the sandbox's refusals and limits into their reasons.
+    phonebench_apps::sandbox::explain(e)
+}
+
+/// The phone's state outside the databases; see [`Phone::session`].
+#[derive(Debug)]
+pub(crate) struct Session {
+    foreground: Foreground,
+    recents: Vec<usize>,
+    keyboard: bool,
+    overlay: Option<Overlay>,
+    toast: Option<Toast>,
+    clipboard: Option<String>,
+    events: usize,
+    stacks: Vec<(Vec<Frame>, Option<usize>)>,
+}
+
+/// Characters of an app failure's message a step note quotes (the whole is in the dialog's
+/// message only up to its own limit): package errors can quote whole rendered lines.
+const CRASH_NOTE_CHARS: usize = 2_000;
+
+/// The note an app failure gives the agent.
+pub(crate) fn crash_note(app_name: &str, message: &str) -> String {
+    let mut note = format!("{app_name} keeps stopping: ");
+    note.extend(message.chars().take(CRASH_NOTE_CHARS));
+    if message.chars().nth(CRASH_NOTE_CHARS).is_some() {
+        note.push('…');
+    }
+    note
+}
+
+/// `field` with `added` typed (or pasted) at its end, as the phone lets text in: characters XML
+/// cannot carry (NUL, other C0 controls, U+FFFE, U+FFFF) become U+FFFD, and the field stops at
+/// [`MAX_FIELD_CHARS`]; each change is noted for the agent. This is the one place agent text
+/// enters app state, so no typed text can make a later screen unrenderable, and only the part
+/// that fits is ever looked at (typing 10 MB costs the first 10 000 characters).
+pub(crate) fn admit_text(mut field: String, added: &str, outcome: &mut Outcome) -> String {
+    let room = MAX_FIELD_CHARS.saturating_sub(field.chars().count());
+    let mut replaced = 0usize;
+    let mut taken = 0usize;
+    let mut cut = false;
+    for c in added.chars() {
+        if taken == room {
+            cut = true;
+            break;
+        }
+        if phonebench_apps::templates::not_xml_char(c) {
+            replaced += 1;
+            field.push('\u{FFFD}');
+        } else {
+            field.push(c);
+        }
+        taken += 1;
+    }
+    if replaced > 0 {
+        outcome.notes.push(format!(
+            "{replaced} character(s) a screen cannot show (control characters, U+FFFE, U+FFFF) \
+             were entered as U+FFFD"
+        ));
+    }
+    if cut {
+        outcome.notes.push(format!(
+            "a text field holds at most {MAX_FIELD_CHARS} characters: only the first {taken} \
+             character(s) of the text were entered"
+        ));
+    }
+    field
+}
+
 /// Replaces `conn`'s database with `snapshot`.
 fn restore(conn: &mut Connection, snapshot: &[u8]) -> Result<(), String> {
-    conn.deserialize_read_exact(rusqlite::MAIN_DB, snapshot, snapshot.len(), false)
+    phonebench_apps::sandbox::deserialize(conn, phonebench_apps::sandbox::Profile::App, snapshot, false)
         .map_err(|e| format!("cannot restore the database snapshot: {e}"))
 }

@@ -11,6 +11,7 @@ use phonebench_uitree::{Bounds, Node, TreeBuilder, UiTree, WindowKind};
 
 use crate::data::ScreenData;
 use crate::layout::{Boxes, LaidOut, Rect, layout};
+use crate::markup::LayoutError;
 use crate::phone::{Foreground, Overlay, Phone, PhoneError};
 use crate::system::{self, KEYBOARD, LAUNCHER, SYSTEMUI};
 use crate::view::{Hooks, Kind, View};
@@ -95,6 +96,9 @@ pub(crate) struct Screen {
     pub overlay_bounds: Option<Bounds>,
     /// Bounds of the status bar, navigation bar and keyboard (taps there do not close overlays).
     pub system_bounds: Vec<Bounds>,
+    /// The note for the agent when the foreground app's screen failed to render and its
+    /// "keeps stopping" screen shows instead.
+    pub crash: Option<String>,
 }
 
 struct WindowSpec<'a> {
@@ -128,6 +132,9 @@ impl Phone {
         }
         // The app's view comes first: rendering applies autofocus, which decides the keyboard.
         let mut cached: Option<ScreenCache> = None;
+        // A screen that fails on the app's own data (template, markup, SQL, a limit) shows
+        // Android's "<App> keeps stopping" instead: the agent sees the error and can go back.
+        let mut crash: Option<(usize, String)> = None;
         let (main_view, main_package, app_index) = match self.foreground {
             Foreground::App(i) => {
                 let key = self.cache_key(i);
@@ -137,7 +144,17 @@ impl Phone {
                         cached = Some(c);
                         view
                     }
-                    _ => self.render_app(i)?,
+                    _ => match self.render_app(i) {
+                        Ok(view) => view,
+                        Err(e) => {
+                            let message = self.app_failure(e)?;
+                            let view = self.crash_screen(i, &message);
+                            crash = Some((i, message));
+                            // Nothing on the failed screen can take typing.
+                            self.keyboard = false;
+                            view
+                        }
+                    },
                 };
                 (view, self.apps[i].package.manifest.package.clone(), Some(i))
             }
@@ -169,16 +186,28 @@ impl Phone {
         let nav = system::nav_bar(&d, home);
 
         let fail = |message: String| PhoneError::App { app: main_package.clone(), message };
+        // An app view that cannot be laid out is the app's failure too.
+        let crash_view;
+        let main_laid = match &cached {
+            Some(c) => LaidOut::from_boxes(&main_view, &c.boxes),
+            None => match (layout(&main_view, app_area, true, density), app_index) {
+                (Ok(laid), _) => laid,
+                (Err(message), Some(i)) if crash.is_none() => {
+                    let message = self.app_failure(fail(message))?;
+                    crash_view = self.crash_screen(i, &message);
+                    crash = Some((i, message));
+                    layout(&crash_view, app_area, true, density).map_err(fail)?
+                }
+                (Err(message), _) => return Err(fail(message)),
+            },
+        };
         let mut windows: Vec<WindowSpec> = Vec::new();
         windows.push(WindowSpec {
             kind: WindowKind::Application,
             layer: 0,
             package: main_package.clone(),
-            laid: match &cached {
-                Some(c) => LaidOut::from_boxes(&main_view, &c.boxes),
-                None => layout(&main_view, app_area, true, density).map_err(fail)?,
-            },
-            app_surface: app_index.is_some(),
+            laid: main_laid,
+            app_surface: app_index.is_some() && crash.is_none(),
             scroll: frame.as_ref().map(|f| f.scroll.clone()).unwrap_or_default(),
             focused: frame.as_ref().and_then(|f| f.focused.clone()),
         });
@@ -265,6 +294,7 @@ impl Phone {
         }
         let tree = builder.finish().map_err(|e| fail(format!("building the UI tree: {e}")))?;
         if let Some(i) = app_index
+            && crash.is_none()
             && let Some(key) = self.cache_key(i)
         {
             let boxes = match cached {
@@ -274,7 +304,21 @@ impl Phone {
             drop(windows);
             self.apps[i].cache = Some(ScreenCache { key, view: main_view, boxes });
         }
-        Ok(Screen { tree: Arc::new(tree), infos, paints: paints.into(), overlay_bounds, system_bounds })
+        let crash =
+            crash.map(|(i, message)| crate::phone::crash_note(&self.apps[i].package.manifest.name, &message));
+        Ok(Screen {
+            tree: Arc::new(tree),
+            infos,
+            paints: paints.into(),
+            overlay_bounds,
+            system_bounds,
+            crash,
+        })
+    }
+
+    /// The screen app `i` shows when its own screen failed: the "keeps stopping" dialog.
+    fn crash_screen(&self, i: usize, message: &str) -> View {
+        system::crash_screen(&self.config.display, &self.apps[i].package.manifest.name, message, i)
     }
 
     /// What app `i`'s top screen depends on now; `None` before its first render (which applies
@@ -334,6 +378,7 @@ impl Phone {
             .get(&frame.screen)
             .cloned()
             .unwrap_or_else(|| package.dir.join("screens").join(&name));
+        let file = package_path(&package, &file);
         let template = package
             .env
             .get_template(&name)
@@ -341,7 +386,7 @@ impl Phone {
         let xml = template.render(ctx).map_err(|e| fail(render_error(&file, &e)))?;
         let mut root =
             crate::markup::parse_layout(&xml, &package.manifest.package, self.config.display.density())
-                .map_err(|e| fail(format!("{}: the rendered layout is wrong: {e}", file.display())))?;
+                .map_err(|e| fail(layout_error(&file, template.source(), &xml, &e)))?;
 
         let frame = self.apps[i].stack.last_mut().ok_or_else(|| fail("no screen".into()))?;
         let first = !frame.initialized;
@@ -373,10 +418,114 @@ fn render_error(file: &std::path::Path, err: &minijinja::Error) -> String {
     let mut message = format!("{}", phonebench_apps::templates::template_error(file, err));
     let mut source = std::error::Error::source(err);
     while let Some(inner) = source {
-        message.push_str(&format!(": {inner}"));
+        // Say each cause once: a wrapped error often repeats its source's text.
+        let text = inner.to_string();
+        if !message.contains(&text) {
+            message.push_str(&format!(": {text}"));
+        }
         source = inner.source();
     }
     message
+}
+
+/// `file` of `package` as its errors name it: from the folder holding the package
+/// (`contacts/screens/edit.xml`), so what the agent and the results see does not depend on where
+/// the apps are installed.
+pub(crate) fn package_path(package: &AppPackage, file: &std::path::Path) -> std::path::PathBuf {
+    package.dir.parent().and_then(|p| file.strip_prefix(p).ok()).unwrap_or(file).to_path_buf()
+}
+
+/// Characters of a rendered or template line an error quotes.
+const QUOTE_CHARS: usize = 200;
+
+/// A layout error told in terms of the screen's template: the template file and, when only one
+/// of its lines can have produced the offending rendered line, that line (`file:line:`); the
+/// rendered line quoted, since values filled in may be what is wrong.
+fn layout_error(file: &std::path::Path, source: &str, xml: &str, err: &LayoutError) -> String {
+    let rendered = err.line.and_then(|n| xml.lines().nth(n.saturating_sub(1)));
+    let place = match rendered.and_then(|line| template_line(source, line)) {
+        Some(t) => format!("{}:{t}", file.display()),
+        None => file.display().to_string(),
+    };
+    let mut message = match err.line {
+        Some(n) => format!("{place}: the layout it rendered is wrong at rendered line {n}: {}", err.message),
+        None => format!("{place}: the layout it rendered is wrong: {}", err.message),
+    };
+    if let Some(line) = rendered {
+        message.push_str(&format!("; rendered line: `{}`", quote(line)));
+    }
+    message
+}
+
+fn quote(line: &str) -> String {
+    let line = line.trim();
+    let mut out: String = line.chars().take(QUOTE_CHARS).collect();
+    if line.chars().nth(QUOTE_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// The one template line that can have rendered `rendered` (1-based): a line equal to it, or else
+/// the only line whose literal text (what is outside `{{ }}`, `{% %}` and `{# #}`) appears in it
+/// in order. `None` when no line or several lines fit.
+fn template_line(source: &str, rendered: &str) -> Option<usize> {
+    let rendered = rendered.trim();
+    if rendered.is_empty() {
+        return None;
+    }
+    let exact: Vec<usize> =
+        source.lines().enumerate().filter(|(_, l)| l.trim() == rendered).map(|(i, _)| i + 1).collect();
+    if !exact.is_empty() {
+        return (exact.len() == 1).then(|| exact[0]);
+    }
+    let mut found = None;
+    for (i, line) in source.lines().enumerate() {
+        let pieces = literal_pieces(line);
+        // A line of only markup says nothing about where the output came from.
+        if pieces.iter().map(|p| p.len()).sum::<usize>() < 3 {
+            continue;
+        }
+        let mut at = 0;
+        let fits = pieces.iter().all(|p| match rendered.get(at..).and_then(|r| r.find(p)) {
+            Some(k) => {
+                at += k + p.len();
+                true
+            }
+            None => false,
+        });
+        if fits {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(i + 1);
+        }
+    }
+    found
+}
+
+/// The parts of a template line copied to the output verbatim, trimmed, without empty ones.
+fn literal_pieces(line: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut rest = line;
+    loop {
+        let open = ["{{", "{%", "{#"].iter().filter_map(|o| rest.find(o)).min();
+        let Some(at) = open else {
+            pieces.push(rest);
+            break;
+        };
+        pieces.push(&rest[..at]);
+        let close = match rest.get(at..at + 2) {
+            Some("{{") => "}}",
+            Some("{%") => "%}",
+            _ => "#}",
+        };
+        match rest.get(at + 2..).and_then(|r| r.find(close)) {
+            Some(end) => rest = &rest[at + 2 + end + 2..],
+            None => break,
+        }
+    }
+    pieces.into_iter().map(str::trim).filter(|p| !p.is_empty()).collect()
 }
 
 fn overlay_view(d: &crate::display::Display, overlay: &Overlay) -> View {
@@ -393,6 +542,7 @@ fn overlay_view(d: &crate::display::Display, overlay: &Overlay) -> View {
             let labels: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
             system::menu(d, &labels)
         }
+        Overlay::Crash { app, name, message } => system::crash_dialog(d, name, message, *app),
     }
 }
 

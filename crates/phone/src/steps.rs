@@ -1,7 +1,9 @@
 //! Running an app's named actions: the step interpreter.
 //!
 //! An action runs inside one SQLite savepoint: if any step fails (a bug in the package), its
-//! database changes are rolled back, so a failed action never leaves half-done state.
+//! database changes are rolled back and the rest of the phone's state is put back as the action
+//! found it, so a failed action never leaves half-done state. The failure is the app's, shown to
+//! the agent as Android's "<App> keeps stopping" dialog; it never ends an episode.
 
 use std::collections::BTreeMap;
 
@@ -63,7 +65,8 @@ impl Phone {
         Value::from(map)
     }
 
-    /// Runs the foreground app's action `name` with event arguments `args`.
+    /// Runs the foreground app's action `name` with event arguments `args`. A failure of the
+    /// app's own code shows as its "keeps stopping" dialog (see [`Phone::crash`]), not an error.
     pub(crate) fn run_action(
         &mut self,
         name: &str,
@@ -74,6 +77,23 @@ impl Phone {
             outcome.notes.push(format!("action `{name}` has no app in front to run in"));
             return Ok(());
         };
+        match self.run_app_action(app, name, args, outcome) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let message = self.app_failure(e)?;
+                self.crash(app, message, outcome);
+                Ok(())
+            }
+        }
+    }
+
+    fn run_app_action(
+        &mut self,
+        app: usize,
+        name: &str,
+        args: BTreeMap<String, Value>,
+        outcome: &mut Outcome,
+    ) -> Result<(), PhoneError> {
         let package = self.apps[app].package.clone();
         let app_id = package.manifest.id.clone();
         if !package.actions.contains_key(name) {
@@ -96,12 +116,18 @@ impl Phone {
         let mut scope = Scope { event: args, origin, specials: BTreeMap::new() };
         scope.specials.insert("now".into(), Value::from(self.now_ms()));
         scope.specials.insert("clipboard".into(), Value::from(self.clipboard.clone().unwrap_or_default()));
-        let result = self.run_steps(app, &package, name, &mut scope);
+        let session = self.session();
+        let result = self.run_steps(app, &package, name, &mut scope, outcome);
         match result {
             Ok(()) => savepoint("RELEASE phonebench_action"),
             Err(e) => {
-                savepoint("ROLLBACK TO phonebench_action")?;
-                savepoint("RELEASE phonebench_action")?;
+                // A write that a limit interrupted makes SQLite roll back the whole transaction:
+                // the savepoint (and every change of the action) is gone already.
+                if db.lock().is_ok_and(|conn| !conn.is_autocommit()) {
+                    savepoint("ROLLBACK TO phonebench_action")?;
+                    savepoint("RELEASE phonebench_action")?;
+                }
+                self.restore_session(session);
                 Err(e)
             }
         }
@@ -113,6 +139,7 @@ impl Phone {
         package: &AppPackage,
         name: &str,
         scope: &mut Scope,
+        outcome: &mut Outcome,
     ) -> Result<(), PhoneError> {
         let Some(action) = package.actions.get(name) else { return Ok(()) };
         for step in &action.steps {
@@ -120,7 +147,7 @@ impl Phone {
                 app: package.manifest.id.clone(),
                 message: format!(
                     "{}:{}: action `{name}`: {message}",
-                    package.actions_file.display(),
+                    crate::render::package_path(package, &package.actions_file).display(),
                     step.line
                 ),
             };
@@ -140,9 +167,13 @@ impl Phone {
                 Step::Sql { sql } => {
                     let (changes, last) = {
                         let conn = self.apps[app].db.lock().map_err(|_| at("lock poisoned".into()))?;
-                        let mut stmt = conn.prepare_cached(sql).map_err(|e| at(e.to_string()))?;
+                        let mut stmt = conn.prepare_cached(sql).map_err(|e| {
+                            at(format!("SQL error: {}", phonebench_apps::sandbox::explain(&e)))
+                        })?;
                         bind(&mut stmt, sql, &|n| Phone::scope_value(scope, n)).map_err(at)?;
-                        let changes = stmt.raw_execute().map_err(|e| at(format!("SQL error: {e}")))?;
+                        let changes = stmt.raw_execute().map_err(|e| {
+                            at(format!("SQL error: {}", phonebench_apps::sandbox::explain(&e)))
+                        })?;
                         (changes, conn.last_insert_rowid())
                     };
                     scope.specials.insert("changes".into(), Value::from(changes as i64));
@@ -290,7 +321,9 @@ impl Phone {
                 Step::Paste { field } => {
                     let clip = self.clipboard.clone().unwrap_or_default();
                     if let Some(frame) = self.apps[app].stack.last_mut() {
-                        frame.fields.entry(field.clone()).or_default().push_str(&clip);
+                        let value = frame.fields.remove(field).unwrap_or_default();
+                        let value = crate::phone::admit_text(value, &clip, outcome);
+                        frame.fields.insert(field.clone(), value);
                     }
                 }
                 Step::Emit { event, data } => {

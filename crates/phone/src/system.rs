@@ -280,15 +280,59 @@ pub fn menu(d: &Display, items: &[String]) -> View {
     root
 }
 
-/// A toast message.
+/// A toast message: light text on the dark (inverse-surface) pill, as Android draws it.
 pub fn toast(d: &Display, message: &str) -> View {
     let mut root = View::new("android.widget.LinearLayout", Kind::Group);
-    root.role = Some(Role::Toast);
-    root.style.padding = Edges { top: d.dp(12.0), bottom: d.dp(12.0), left: d.dp(16.0), right: d.dp(16.0) };
     let mut t = with_id(text(d, "android.widget.TextView", message, 14.0), "android:id/message");
+    // The pill and its text colour belong to one node: a text view draws its text in the colour
+    // its own role gives (a plain child of a toast-role group would draw dark on the dark pill).
+    t.role = Some(Role::Toast);
+    t.style.padding = Edges { top: d.dp(12.0), bottom: d.dp(12.0), left: d.dp(16.0), right: d.dp(16.0) };
     if let Some(look) = &mut t.look {
         look.max_lines = Some(2);
     }
     root.children.push(t);
+    root
+}
+
+/// Characters of an app failure the "keeps stopping" dialog shows (the step's note has more).
+const CRASH_MESSAGE_CHARS: usize = 600;
+
+/// Android's "<App> keeps stopping" dialog for app `app` (`name`), showing what failed, with a
+/// "Close app" button (back dismisses it, as any dialog).
+pub fn crash_dialog(d: &Display, name: &str, message: &str, app: usize) -> View {
+    let mut shown: String = message.chars().take(CRASH_MESSAGE_CHARS).collect();
+    if message.chars().nth(CRASH_MESSAGE_CHARS).is_some() {
+        shown.push('…');
+    }
+    let title = format!("{name} keeps stopping");
+    let mut root = dialog(d, Some(&title), Some(&shown), &[], &["Close app".to_string()]);
+    root.resource_id = "android:id/aerr_dialog".into();
+    // `dialog` wires its buttons to the app dialog's handlers; this one closes the app.
+    let mut stack = vec![&mut root];
+    while let Some(view) = stack.pop() {
+        if view.resource_id == "android:id/message"
+            && let Some(look) = &mut view.look
+        {
+            look.max_lines = Some(12);
+        }
+        if matches!(view.hooks.on_click, Some(Handler::System(SystemHandler::DialogButton(_)))) {
+            view.resource_id = "android:id/aerr_close".into();
+            view.hooks.on_click = Some(Handler::System(SystemHandler::CloseApp(app)));
+        }
+        stack.extend(view.children.iter_mut());
+    }
+    root
+}
+
+/// What app `app` shows when its screen cannot be rendered: the "keeps stopping" dialog over
+/// an empty window. Back leaves the screen as usual; "Close app" closes the app.
+pub fn crash_screen(d: &Display, name: &str, message: &str, app: usize) -> View {
+    let mut root = group(Axis::Vertical);
+    root.style.width = Dim::Match;
+    root.style.height = Dim::Match;
+    root.style.align = Align::Center;
+    root.style.justify = Align::Center;
+    root.children.push(crash_dialog(d, name, message, app));
     root
 }

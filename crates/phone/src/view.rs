@@ -157,6 +157,8 @@ pub enum SystemHandler {
     MenuItem(usize),
     /// Overview card: switch to app `i`.
     SwitchTo(usize),
+    /// The "keeps stopping" dialog's "Close app": close app `i` (its back stack goes).
+    CloseApp(usize),
 }
 
 /// What runs when a view is used.

@@ -756,21 +756,23 @@ const TRICKY: [&str; 7] = [
 ];
 
 #[test]
-fn characters_xml_cannot_hold_are_stored_and_shown_as_replacement_characters() {
-    // A model may type NUL or other control characters: the text is data, stored as typed, and
-    // the screen still renders (those characters show as U+FFFD, as XML cannot hold them).
+fn characters_xml_cannot_hold_are_entered_and_shown_as_replacement_characters() {
+    // A model may type NUL or other control characters: the phone lets them in as U+FFFD (XML,
+    // and so no screen, can hold them), says so, and the screen still renders.
     let mut phone = new_phone(0);
     open_first_thread(&mut phone);
     let field = expect_node(&mut phone, "compose_message_text");
     let text = "a\u{0}b\u{1}c\u{b}d\u{FFFE}e";
-    act(
+    let entered = "a\u{FFFD}b\u{FFFD}c\u{FFFD}d\u{FFFD}e";
+    let outcome = act(
         &mut phone,
         Action::Type { text: text.into(), target: Some(centre(field.bounds)), clear: true, enter: false },
     );
-    assert_eq!(text_of(&mut phone, "compose_message_text"), text, "the field holds what was typed");
+    assert!(outcome.notes.iter().any(|n| n.contains("4 character(s)")), "{:?}", outcome.notes);
+    assert_eq!(text_of(&mut phone, "compose_message_text"), entered, "the field holds what was let in");
     tap(&mut phone, "Send SMS");
     let body = query_text(&phone, "messages", "SELECT body FROM messages ORDER BY id DESC LIMIT 1");
-    assert_eq!(body, text, "stored as typed");
+    assert_eq!(body, entered, "stored as let in");
     // The bubble is rendered from the database through the screen's template.
     let tree = phone.tree().expect("the conversation renders");
     let bubble = tree
@@ -778,7 +780,7 @@ fn characters_xml_cannot_hold_are_stored_and_shown_as_replacement_characters() {
         .filter(|(_, n)| n.resource_id.ends_with(":id/message_text"))
         .last()
         .map(|(_, n)| n.text.clone());
-    assert_eq!(bubble.as_deref(), Some("a\u{FFFD}b\u{FFFD}c\u{FFFD}d\u{FFFD}e"));
+    assert_eq!(bubble.as_deref(), Some(entered));
     for format in ObservationFormat::ALL {
         phone.observe(format).expect("every observation format renders");
     }

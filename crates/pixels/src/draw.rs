@@ -49,8 +49,12 @@ pub fn render(
     // What shows where no window draws.
     painter.pixmap.fill(color(theme.surface));
     for id in drawing_order(tree) {
-        painter.avatar_key = (paints[id.get()].role == Role::Avatar).then(|| avatar_key(tree, id));
-        painter.node(tree.node(id), &paints[id.get()]);
+        // Paints come from app layouts or are guessed from hostile dumps: whatever they hold,
+        // nothing that reaches tiny-skia may be non-finite, negative where a size is meant, or
+        // so large that its arithmetic overflows.
+        let paint = paints[id.get()].sanitized();
+        painter.avatar_key = (paint.role == Role::Avatar).then(|| avatar_key(tree, id));
+        painter.node(tree.node(id), &paint);
     }
     Ok(pixmap)
 }
@@ -68,21 +72,32 @@ pub fn render_inferred(
     render(tree, &paints, width, height, theme)
 }
 
+/// Nodes an avatar's colour search looks at, at most (a list row has a handful).
+const AVATAR_KEY_SCAN: usize = 256;
+
 /// What an avatar's colour is picked from: the name beside it (the first text after it in its
 /// parent, as in a list row or a contact header), else its own text or description, so people
 /// who share an initial still get different colours.
+///
+/// Each search looks at most [`AVATAR_KEY_SCAN`] nodes, so a screen of nested avatars without text
+/// is not quadratic.
 fn avatar_key(tree: &UiTree, id: NodeId) -> String {
     let label = |n: &Node| if n.text.is_empty() { n.content_desc.clone() } else { n.text.clone() };
     let beside = tree.parent(id).and_then(|parent| {
+        // The parent's subtree after the avatar's own: one contiguous id range.
+        let after = id.0.saturating_add(tree.dfs(id).len() as u32);
         tree.dfs(parent)
-            .skip_while(|&d| d != id)
-            .filter(|&d| !tree.is_in_subtree(id, d))
+            .skip(after.saturating_sub(parent.0) as usize)
+            .take(AVATAR_KEY_SCAN)
             .map(|d| tree.node(d))
             .find(|n| !n.text.is_empty())
     });
     beside
         .or_else(|| {
-            tree.dfs(id).map(|d| tree.node(d)).find(|n| !n.text.is_empty() || !n.content_desc.is_empty())
+            tree.dfs(id)
+                .take(AVATAR_KEY_SCAN)
+                .map(|d| tree.node(d))
+                .find(|n| !n.text.is_empty() || !n.content_desc.is_empty())
         })
         .map(label)
         .unwrap_or_default()
@@ -215,6 +230,10 @@ impl Painter<'_> {
 
     fn stroke(&mut self, path: Option<Path>, c: Rgba, width: f32) {
         let Some(path) = path else { return };
+        // tiny-skia asserts a non-negative width.
+        if !(width.is_finite() && width > 0.0) {
+            return;
+        }
         let mut paint = tiny_skia::Paint::default();
         paint.set_color(color(c));
         paint.anti_alias = true;

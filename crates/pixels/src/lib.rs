@@ -21,8 +21,8 @@ mod theme;
 
 pub use draw::{CHECK_DP, ICON_WITH_TEXT_DP, LINE_HEIGHT, SWITCH_DP, drawing_order, render, render_inferred};
 pub use image::ScreenImage;
-pub use paint::{Align, Frame, Paint, Role, TextLook, Tone, guess_icon};
-pub use som::{SomStyle, draw_marks};
+pub use paint::{Align, DENSITY_RANGE, Frame, MAX_COORDINATE, Paint, Role, TextLook, Tone, guess_icon};
+pub use som::{MAX_MARKS, SomStyle, draw_marks};
 pub use theme::{Rgba, Theme};
 pub use tiny_skia::Pixmap;
 

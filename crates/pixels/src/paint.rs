@@ -47,6 +47,36 @@ impl Frame {
     pub fn inset(&self, d: f32) -> Frame {
         Frame::new(self.x + d, self.y + d, self.w - 2.0 * d, self.h - 2.0 * d)
     }
+
+    /// The frame with every edge within ±[`MAX_COORDINATE`] (a NaN edge becomes 0) and a
+    /// non-negative size; a frame already so is returned unchanged, bit for bit. Edges are clamped
+    /// rather than the size, so a huge frame still covers what it covered on screen.
+    pub fn clamped(&self) -> Frame {
+        let ok = |v: f32| v.is_finite() && v.abs() <= MAX_COORDINATE;
+        if ok(self.x) && ok(self.y) && ok(self.right()) && ok(self.bottom()) && self.w >= 0.0 && self.h >= 0.0
+        {
+            return *self;
+        }
+        let edge = |v: f32| if v.is_nan() { 0.0 } else { v.clamp(-MAX_COORDINATE, MAX_COORDINATE) };
+        let size = |v: f32| if v.is_nan() { 0.0 } else { v.max(0.0) };
+        let (left, top) = (edge(self.x), edge(self.y));
+        let (right, bottom) = (edge(self.x + size(self.w)), edge(self.y + size(self.h)));
+        Frame { x: left, y: top, w: (right - left).max(0.0), h: (bottom - top).max(0.0) }
+    }
+}
+
+/// Frame edges are clamped to ±this many pixels before drawing (see [`Frame::clamped`]): far
+/// beyond any screen, and small enough that every size and offset derived from them stays finite
+/// and exact enough for tiny-skia.
+pub const MAX_COORDINATE: f32 = (1 << 22) as f32;
+
+/// Densities are clamped to this range before drawing (a NaN density is 1): line widths and radii
+/// are multiples of it.
+pub const DENSITY_RANGE: (f32, f32) = (0.1, 64.0);
+
+/// A density fit for drawing: within [`DENSITY_RANGE`], 1 when NaN.
+pub(crate) fn sane_density(density: f32) -> f32 {
+    if density.is_nan() { 1.0 } else { density.clamp(DENSITY_RANGE.0, DENSITY_RANGE.1) }
 }
 
 /// What a node looks like. Layout XML chooses it with `style="…"` (the names in
@@ -253,6 +283,26 @@ pub struct Paint {
     pub density: f32,
 }
 
+impl Paint {
+    /// The paint with its geometry made safe to draw: frames [clamped](Frame::clamped), density in
+    /// [`DENSITY_RANGE`], value in 0..=1, text size finite and at most
+    /// [`phonebench_text::MAX_SIZE_PX`] (0, which draws nothing, when it is not a positive
+    /// number). Paints the phone makes are unchanged by it.
+    pub fn sanitized(&self) -> Paint {
+        let mut p = self.clone();
+        p.frame = p.frame.clamped();
+        p.content = p.content.clamped();
+        p.density = sane_density(p.density);
+        p.value = if p.value.is_nan() { 0.0 } else { p.value.clamp(0.0, 1.0) };
+        if let Some(look) = &mut p.text {
+            let size = look.size_px;
+            look.size_px =
+                if size.is_finite() && size > 0.0 { size.min(phonebench_text::MAX_SIZE_PX) } else { 0.0 };
+        }
+        p
+    }
+}
+
 /// Content-description words → icon, for image buttons that name no icon (real dumps, and app
 /// screens that leave it out). The first entry whose word occurs in the description wins.
 const ICON_WORDS: &[(&str, &str)] = &[
@@ -317,6 +367,7 @@ impl Paint {
     /// A paint guessed from a node alone (a real device's dump has no style information):
     /// widgets by class, text at 14 sp, frames from the bounds.
     pub fn infer(node: &Node, density: f32) -> Paint {
+        let density = sane_density(density);
         let b = node.bounds;
         let frame = Frame::new(b.left as f32, b.top as f32, b.width() as f32, b.height() as f32);
         let class = node.class.rsplit('.').next().unwrap_or("");

@@ -47,6 +47,11 @@ impl FromStr for SomStyle {
 
 const GREEN: Rgba = [0, 255, 0, 255];
 
+/// Marks drawn at most: elements past this index get none. Real screens have a few hundred
+/// elements; thousands of overlapping marks are unreadable anyway, and each costs a text layout,
+/// so a hostile tree with a million elements would take minutes.
+pub const MAX_MARKS: usize = 4096;
+
 /// SPHINX's action colours, in the order a box takes its colour from.
 const SPHINX_COLOURS: [(&str, Rgba); 4] = [
     ("click", [255, 0, 0, 255]),
@@ -60,21 +65,27 @@ fn colour_of(action: &str) -> Rgba {
 }
 
 /// Draws the marks for `targets` (element `i` is `targets[i]`) over `pixmap`, which holds the
-/// screenshot of `tree`.
+/// screenshot of `tree`: the first [`MAX_MARKS`] elements.
 pub fn draw_marks(pixmap: &mut Pixmap, tree: &UiTree, targets: &[NodeId], style: SomStyle) {
     let Some(screen) = IntRect::from_xywh(0, 0, pixmap.width(), pixmap.height()) else { return };
     // Marks scale with the screen as AndroidWorld's `iso_scale` does (1 at 1080 px wide).
     let scale = (pixmap.width() as f32 / 1080.0).max(0.5);
+    // Geometry is clamped to a screen-sized margin around the pixmap before it reaches tiny-skia:
+    // dump bounds can be anywhere in i32, and what lies beyond the margin stays off screen
+    // either way (labels are far smaller than the margin).
+    let reach = (pixmap.width() + pixmap.height()) as f32 + 4096.0;
+    let at = |v: f32| v.clamp(-reach, 2.0 * reach);
     match style {
         SomStyle::AndroidWorld => {
-            for (index, &id) in targets.iter().enumerate() {
+            for (index, &id) in targets.iter().enumerate().take(MAX_MARKS) {
                 let Some(node) = tree.get(id) else { continue };
                 let b = node.bounds;
                 if b.is_empty() {
                     continue;
                 }
-                stroke_box(pixmap, b.left, b.top, b.right, b.bottom, GREEN, 2.0 * scale);
-                let label = Rect::from_xywh(b.left as f32, b.top as f32, 35.0 * scale, 25.0 * scale);
+                let [l, t, r, bottom] = [b.left, b.top, b.right, b.bottom].map(|v| at(v as f32));
+                stroke_box(pixmap, l, t, r, bottom, GREEN, 2.0 * scale);
+                let label = Rect::from_xywh(l, t, 35.0 * scale, 25.0 * scale);
                 fill_rect(pixmap, label, [255, 255, 255, 255]);
                 if let Some(label) = label {
                     let text = index.to_string();
@@ -85,9 +96,9 @@ pub fn draw_marks(pixmap: &mut Pixmap, tree: &UiTree, targets: &[NodeId], style:
         SomStyle::Sphinx => {
             // Post-order: a parent after (over) its children. Targets are numbered in BFS
             // order, so sort by the tree's post-order position.
-            let mut order: Vec<(usize, usize)> = Vec::with_capacity(targets.len());
+            let mut order: Vec<(usize, usize)> = Vec::with_capacity(targets.len().min(MAX_MARKS));
             let post = post_order_positions(tree);
-            for (index, &id) in targets.iter().enumerate() {
+            for (index, &id) in targets.iter().enumerate().take(MAX_MARKS) {
                 if let Some(&pos) = post.get(id.get()) {
                     order.push((pos, index));
                 }
@@ -102,7 +113,8 @@ pub fn draw_marks(pixmap: &mut Pixmap, tree: &UiTree, targets: &[NodeId], style:
                     continue;
                 }
                 let first = SPHINX_COLOURS.iter().find(|(a, _)| actions.contains(a)).map(|c| c.1);
-                stroke_box(pixmap, b.left, b.top, b.right, b.bottom, first.unwrap_or(GREEN), 2.0 * scale);
+                let [l, t, r, bottom] = [b.left, b.top, b.right, b.bottom].map(|v| at(v as f32));
+                stroke_box(pixmap, l, t, r, bottom, first.unwrap_or(GREEN), 2.0 * scale);
                 let n = actions.len() as i64;
                 let cy = (i64::from(b.top) + i64::from(b.bottom)) / 2;
                 let text = index.to_string();
@@ -115,8 +127,8 @@ pub fn draw_marks(pixmap: &mut Pixmap, tree: &UiTree, targets: &[NodeId], style:
                     let run = run(&text, size, [255, 255, 255, 255]);
                     let w = text_size(&run, f32::MAX).width + 6.0 * scale;
                     let h = size * 1.2;
-                    let top = (cy + 5) as f32 - h;
-                    let bg = Rect::from_xywh(x as f32 - 3.0 * scale, top, w, h);
+                    let top = at((cy + 5) as f32 - h);
+                    let bg = Rect::from_xywh(at(x as f32 - 3.0 * scale), top, w, h);
                     let c = colour_of(action);
                     fill_rect(pixmap, bg, [c[0], c[1], c[2], 179]);
                     if let Some(bg) = bg {
@@ -200,10 +212,9 @@ fn fill_rect(pixmap: &mut Pixmap, r: Option<Rect>, c: Rgba) {
     pixmap.fill_rect(r, &paint, Transform::identity(), None);
 }
 
-fn stroke_box(pixmap: &mut Pixmap, l: i32, t: i32, r: i32, b: i32, c: Rgba, width: f32) {
+fn stroke_box(pixmap: &mut Pixmap, l: f32, t: f32, r: f32, b: f32, c: Rgba, width: f32) {
     let half = width / 2.0;
-    let Some(rect) = Rect::from_ltrb(l as f32 + half, t as f32 + half, r as f32 - half, b as f32 - half)
-    else {
+    let Some(rect) = Rect::from_ltrb(l + half, t + half, r - half, b - half) else {
         return;
     };
     let mut paint = tiny_skia::Paint::default();

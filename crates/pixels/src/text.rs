@@ -73,7 +73,7 @@ pub fn draw_text_weight(pixmap: &mut Pixmap, run: &TextRun, weight: FontWeight, 
         return;
     }
     let mut fonts = Fonts::lock_shared();
-    let glyphs = place_glyphs(&mut fonts, run, weight, rect);
+    let glyphs = place_glyphs(&mut fonts, run, weight, rect, clip);
     if glyphs.is_empty() {
         return;
     }
@@ -129,8 +129,18 @@ struct PlacedGlyph {
     y: i32,
 }
 
-/// Lays `run` out and places every shown glyph on the screen.
-fn place_glyphs(fonts: &mut Fonts, run: &TextRun, weight: FontWeight, rect: Rect) -> Vec<PlacedGlyph> {
+/// Glyph origins farther than this from the origin are never placed (whatever the clip): beyond it
+/// cosmic-text's integer pixel positions overflow, and no screen is that large.
+const MAX_GLYPH_COORDINATE: f32 = (1 << 24) as f32;
+
+/// Lays `run` out and places every shown glyph that can reach `clip` on the screen.
+fn place_glyphs(
+    fonts: &mut Fonts,
+    run: &TextRun,
+    weight: FontWeight,
+    rect: Rect,
+    clip: IntRect,
+) -> Vec<PlacedGlyph> {
     let style = &run.style;
     let cap = run.max_lines.unwrap_or(u32::MAX) as usize;
     let Some(line_px) = line_px(style) else { return Vec::new() };
@@ -146,6 +156,12 @@ fn place_glyphs(fonts: &mut Fonts, run: &TextRun, weight: FontWeight, rect: Rect
     let (ascent, descent) = roboto_ascent_descent(weight);
     let baseline = (line_px - (ascent + descent) * size) / 2.0 + ascent * size;
 
+    // A glyph's image lies within a few ems of its origin: origins farther than this outside the
+    // clip draw nothing, and are skipped (a hostile text can be far off screen or very long).
+    let reach = 4.0 * size + line_px;
+    let near = |v: f32, lo: i32, hi: i32| {
+        v.is_finite() && v.abs() < MAX_GLYPH_COORDINATE && v > lo as f32 - reach && v < hi as f32 + reach
+    };
     let runs: Vec<_> = buffer.layout_runs().collect();
     let shown = runs.len().min(cap);
     let cut = runs.len() > shown;
@@ -171,7 +187,14 @@ fn place_glyphs(fonts: &mut Fonts, run: &TextRun, weight: FontWeight, rect: Rect
         };
         let x = rect.x() + target - left;
         let y = rect.y() + i as f32 * line_px + baseline;
+        if !near(y, clip.top(), clip.bottom()) {
+            continue;
+        }
         for glyph in glyphs {
+            if !near(x + glyph.x, clip.left(), clip.right()) || !near(y + glyph.y, clip.top(), clip.bottom())
+            {
+                continue;
+            }
             let physical = glyph.physical((x, y), 1.0);
             placed.push(PlacedGlyph { key: physical.cache_key, x: physical.x, y: physical.y });
         }

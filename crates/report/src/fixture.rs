@@ -88,6 +88,7 @@ fn step(n: u32, observation: &str, raw: &str, action: Option<serde_json::Value>)
         app: Some("messages".to_string()),
         activity: "ConversationList".to_string(),
         observation: observation.to_string(),
+        observation_truncated: false,
         raw: raw.to_string(),
         action,
         point: None,
@@ -107,6 +108,7 @@ fn criterion(label: &str, passed: bool, step: Option<usize>, detail: &str) -> Cr
     CriterionResult {
         label: label.to_string(),
         passed,
+        guard: false,
         step,
         detail: detail.to_string(),
         children: Vec::new(),

@@ -942,6 +942,22 @@ mod tests {
     }
 
     #[test]
+    fn the_results_are_only_read_even_while_a_run_holds_the_folder() {
+        let dir = fixture::build_results("read-only");
+        let db = dir.join(phonebench_runner::results::DB_FILE);
+        let before = std::fs::read(&db).unwrap();
+        // A run holding the folder does not stop a reader (the CLI's `report` takes the lock
+        // itself when it writes into the folder).
+        let lock = phonebench_runner::ResultsLock::acquire(&dir).unwrap();
+        let out = fixture::temp_dir("read-only-out");
+        write_report(&dir, &out).unwrap();
+        drop(lock);
+        assert_eq!(std::fs::read(&db).unwrap(), before, "the database is byte for byte as it was");
+        fixture::cleanup(&dir);
+        fixture::cleanup(&out);
+    }
+
+    #[test]
     fn index_shows_summary_breakdowns_charts_and_links() {
         let dir = build_results("index");
         let files = write_report(&dir, &dir.join("report")).unwrap();

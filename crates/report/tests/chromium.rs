@@ -675,6 +675,7 @@ fn a_real_image_agent_episode_shows_its_screenshot_and_touch_point_in_chromium()
         concurrency: 1,
         out: results.clone(),
         resume: false,
+        fresh: false,
         limits: Limits { max_steps: Some(4), ..Limits::default() },
         episode: phonebench_env::EpisodeOptions::default(),
         progress: false,

@@ -56,12 +56,38 @@ impl Budget {
         self.started.elapsed().saturating_sub(self.waited) >= self.limit
     }
 
+    /// The instant the budget runs out if no more time is spent waiting for models (`None` when
+    /// the limit is too far off to be an instant). Environment steps are held to it.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.started.checked_add(self.waited)?.checked_add(self.limit)
+    }
+
     /// Takes the model calls' waiting time out of the budget's account.
     pub fn waited_for<'a>(&mut self, calls: impl IntoIterator<Item = &'a CallRecord>) {
         for c in calls {
             self.waited += Duration::from_millis(c.latency_ms);
         }
     }
+}
+
+/// The most observation text kept per step in results (1 MiB): what the agent saw is stored for
+/// the report, and one screen of megabytes of text must not make every stored step that big. The
+/// agent itself still gets the whole observation (up to the observation crate's own limit).
+pub const MAX_STORED_OBSERVATION_BYTES: usize = 1 << 20;
+
+/// An observation's text as stored: cut at `MAX_STORED_OBSERVATION_BYTES` (on a character
+/// boundary) with a last line saying so; and whether it was cut.
+pub fn stored_observation(text: &str) -> (String, bool) {
+    if text.len() <= MAX_STORED_OBSERVATION_BYTES {
+        return (text.to_string(), false);
+    }
+    let mut end = MAX_STORED_OBSERVATION_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut kept = text[..end].to_string();
+    kept.push_str(&format!("\n[observation truncated: {end} of {} bytes kept]", text.len()));
+    (kept, true)
 }
 
 /// Where an episode's screenshots go: `results_dir/folder/step-NNN.png`.
@@ -109,8 +135,11 @@ pub struct Finished {
     pub original: Option<Verdict>,
     /// Tokens used.
     pub usage: Usage,
-    /// The observations shown before each step (and the final one).
+    /// The observations shown before each step (and the final one), as stored: each at most
+    /// [`MAX_STORED_OBSERVATION_BYTES`] (see [`stored_observation`]).
     pub observations: Vec<String>,
+    /// Whether each of `observations` was cut, here or already when it was rendered.
+    pub observations_truncated: Vec<bool>,
     /// The model calls of each step.
     pub calls: Vec<Vec<CallRecord>>,
     /// Each screen's saved screenshot, relative to the results folder.
@@ -153,7 +182,15 @@ pub async fn run_trial(
     }
     let mut episode = Episode::start(catalog, &task, options)?;
     let mut usage = Usage::default();
-    let mut observations = vec![episode.observation().text.clone()];
+    let mut observations = Vec::new();
+    let mut observations_truncated = Vec::new();
+    let mut keep = |observation: &phonebench_observe::Observation| {
+        let (text, cut) = stored_observation(&observation.text);
+        observations.push(text);
+        // Cut here, or already by the observation's own size limit when it was rendered.
+        observations_truncated.push(cut || observation.truncated);
+    };
+    keep(episode.observation());
     let mut calls = Vec::new();
     let mut screenshots = Vec::new();
     let screen = episode.screen_image()?;
@@ -237,14 +274,26 @@ pub async fn run_trial(
         };
         usage.prompt_tokens = usage.prompt_tokens.saturating_add(step_usage.prompt_tokens);
         usage.completion_tokens = usage.completion_tokens.saturating_add(step_usage.completion_tokens);
+        // The environment step is held to what is left of the budget: a render or statement
+        // still running when it runs out is stopped, and the episode ends as a timeout.
+        episode.set_deadline(budget.deadline());
+        let steps_before = episode.steps_taken();
         let feedback = episode.step_turn(TurnInput {
             raw: output.text.clone(),
             parsed: Some(output.action.clone()),
             repaired_from: output.repaired_from,
             user_reply,
         })?;
+        if episode.steps_taken() == steps_before {
+            // The time ran out before the step: nothing was taken or recorded.
+            break;
+        }
         calls.push(step_calls);
-        observations.push(episode.observation().text.clone());
+        keep(episode.observation());
+        if episode.trajectory().end == Some(EpisodeEnd::Timeout) {
+            // The screen may be the one that could not be rendered in time: do not draw it.
+            break;
+        }
         input.history.push(Turn { raw: output.text, action: output.action.ok(), feedback: feedback.message });
         input.observation = episode.observation().clone();
         input.tree = episode.tree().clone();
@@ -272,6 +321,7 @@ pub async fn run_trial(
         original,
         usage,
         observations,
+        observations_truncated,
         calls,
         screenshots,
         screen_size,
@@ -389,4 +439,34 @@ pub fn repetitions(trajectory: &Trajectory) -> u32 {
         seen.push((action, step.point));
     }
     count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_observations_are_cut_at_the_limit_on_a_character_boundary_and_flagged() {
+        let small = "a".repeat(100);
+        assert_eq!(stored_observation(&small), (small.clone(), false));
+        let exact = "a".repeat(MAX_STORED_OBSERVATION_BYTES);
+        assert_eq!(stored_observation(&exact), (exact.clone(), false));
+        // A two-byte character straddles the limit: the cut falls before it.
+        let text = format!("{}é{}", "a".repeat(MAX_STORED_OBSERVATION_BYTES - 1), "b".repeat(1 << 20));
+        let (kept, cut) = stored_observation(&text);
+        assert!(cut);
+        let (body, marker) = kept.rsplit_once('\n').expect("a marker line");
+        assert_eq!(body.len(), MAX_STORED_OBSERVATION_BYTES - 1);
+        assert!(text.starts_with(body));
+        assert_eq!(marker, format!("[observation truncated: {} of {} bytes kept]", body.len(), text.len()));
+    }
+
+    #[test]
+    fn the_deadline_moves_with_time_spent_waiting_for_models() {
+        let mut budget = Budget::new(Duration::from_secs(10));
+        let before = budget.deadline().expect("a deadline");
+        budget.waited += Duration::from_secs(5);
+        assert_eq!(budget.deadline(), before.checked_add(Duration::from_secs(5)));
+        assert_eq!(Budget::new(Duration::MAX).deadline(), None, "no instant that far off");
+    }
 }

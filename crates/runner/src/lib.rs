@@ -6,8 +6,13 @@
 //! rest in parallel ([`episode::run_episode`]: agent turns under the step budget and the
 //! wall-clock limit, then the criteria) → each result is stored atomically in
 //! [`results::ResultsDb`] → `episodes.jsonl` is exported sorted → [`metrics`] summarize.
+//!
+//! One run at a time writes a results folder ([`results::ResultsLock`]), and a run resumes
+//! only what the same settings, task files, apps and build would have produced
+//! ([`results::RunConfig`], [`fingerprint`]).
 
 pub mod episode;
+pub mod fingerprint;
 pub mod metrics;
 pub mod record;
 pub mod results;
@@ -15,6 +20,6 @@ pub mod run;
 pub mod validate;
 
 pub use episode::{Extras, Limits, run_agent, run_episode};
-pub use results::{EpisodeResult, ResultsDb, RunConfig, StepResult};
+pub use results::{EpisodeResult, ResultsDb, ResultsLock, RunConfig, StepResult};
 pub use run::{AgentChoice, AgentKind, RunError, RunOptions, RunOutcome, run_suite};
 pub use validate::{TaskValidation, ValidationCache, validate_task};

@@ -7,7 +7,8 @@
 //!
 //! Definitions (per group of scored episodes):
 //! - **SR**: share of episodes with `success`.
-//! - **ACP** (SPHINX): mean of each episode's `acp` (share of top-level criteria met).
+//! - **ACP** (SPHINX): mean of each episode's `acp` (share of the top-level criteria that are
+//!   not guards that were met; guards gate success only).
 //! - **SPL**: mean of `success × reference_steps / max(steps, reference_steps)`; an agent that
 //!   needs more turns than the reference is credited the fraction, one that needs fewer gets 1.
 //!   When both are 0 (no reference recorded and no turn taken) a success counts 1: nothing was
@@ -65,12 +66,12 @@ pub const GLOSSARY: &[Term] = &[
     Term {
         name: "SR",
         title: "success rate",
-        definition: "Share of scored episodes in which every top-level criterion of the task held. Episodes that failed for infrastructure reasons are not scored.",
+        definition: "Share of scored episodes in which every top-level criterion of the task held, guards included. Episodes that failed for infrastructure reasons are not scored.",
     },
     Term {
         name: "ACP",
         title: "average completion proportion (SPHINX)",
-        definition: "Mean over scored episodes of the share of top-level criteria that held: partial progress counts.",
+        definition: "Mean over scored episodes of the share of top-level criteria that held, guards left out: partial progress counts. Guards (do-no-harm checks, guard = true) gate success but count neither way here, so doing nothing earns 0.",
     },
     Term {
         name: "SPL",

@@ -44,6 +44,7 @@ fn criterion_result(v: &CriterionVerdict) -> CriterionResult {
     CriterionResult {
         label: v.label.clone(),
         passed: v.passed,
+        guard: v.guard,
         step: v.step,
         detail: v.detail.clone(),
         children: v.children.iter().map(criterion_result).collect(),
@@ -198,6 +199,7 @@ fn step_results<'a>(
                 app: screen.app.clone(),
                 activity: screen.activity.clone(),
                 observation: finished.observations.get(i).cloned().unwrap_or_default(),
+                observation_truncated: finished.observations_truncated.get(i).copied().unwrap_or(false),
                 raw: step.map(|s| s.raw.clone()).unwrap_or_default(),
                 action: step.and_then(|s| s.action.as_ref()).and_then(|a| serde_json::to_value(a).ok()),
                 point: step.and_then(|s| s.point),

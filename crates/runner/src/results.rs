@@ -7,15 +7,23 @@
 //! live only in SQLite (they differ between runs).
 
 use std::collections::BTreeMap;
+use std::fs::{File, TryLockError};
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 /// The results database's file name inside a results folder.
 pub const DB_FILE: &str = "results.sqlite";
 /// The JSON Lines export's file name.
 pub const JSONL_FILE: &str = "episodes.jsonl";
+/// The lock file inside a results folder: whoever holds an exclusive OS lock on it may write
+/// into the folder (see [`ResultsLock`]).
+pub const LOCK_FILE: &str = "results.lock";
+/// `PRAGMA application_id` of every results database we create ("PBRS"): how a file is known to
+/// be ours before anything is read from or written into it.
+pub const APPLICATION_ID: i32 = 0x5042_5253;
 
 /// Why results could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +57,27 @@ pub enum ResultsError {
     /// The folder holds results of a different run configuration.
     #[error("{0}")]
     Mismatch(String),
+    /// Another process holds the folder's lock: it is running into the same folder.
+    #[error(
+        "{} is in use by another phonebench run ({} holds its lock, {}); wait for that run to end, or choose another results folder",
+        .dir.display(),
+        .holder.map_or_else(|| "another process".to_string(), |pid| format!("process {pid}")),
+        .dir.join(LOCK_FILE).display()
+    )]
+    Locked {
+        /// The results folder.
+        dir: PathBuf,
+        /// The process id the holder wrote into the lock file, when readable.
+        holder: Option<u32>,
+    },
+    /// The file is an SQLite database but not one of our results databases.
+    #[error("{}: not a phonebench results database ({why}); it is left untouched", .path.display())]
+    NotOurs {
+        /// The database file.
+        path: PathBuf,
+        /// What gave it away.
+        why: String,
+    },
 }
 
 /// One criterion's verdict as stored.
@@ -58,6 +87,9 @@ pub struct CriterionResult {
     pub label: String,
     /// Whether it held.
     pub passed: bool,
+    /// A guard: it gates success but is not counted in the ACP (absent in older results).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guard: bool,
     /// The step it matched at, if it matched.
     pub step: Option<usize>,
     /// Why it failed or what it found.
@@ -91,7 +123,7 @@ pub struct EpisodeResult {
     pub agent: String,
     /// All top-level criteria held.
     pub success: bool,
-    /// Share of top-level criteria that held.
+    /// Share of the top-level criteria that are not guards that held.
     pub acp: f64,
     /// Agent turns taken.
     pub steps: u32,
@@ -165,7 +197,7 @@ fn is_zero(n: &u32) -> bool {
 pub struct Score {
     /// All top-level criteria held.
     pub success: bool,
-    /// Share of top-level criteria that held.
+    /// Share of the top-level criteria that are not guards that held.
     pub acp: f64,
 }
 
@@ -185,7 +217,7 @@ pub struct JudgeResult {
 pub struct TrialResult {
     /// All top-level criteria held.
     pub success: bool,
-    /// Share of top-level criteria that held.
+    /// Share of the top-level criteria that are not guards that held.
     pub acp: f64,
     /// Turns taken.
     pub steps: u32,
@@ -252,8 +284,12 @@ pub struct StepResult {
     pub app: Option<String>,
     /// Screen or activity.
     pub activity: String,
-    /// The observation the agent saw before acting.
+    /// The observation the agent saw before acting (at most 1 MiB kept: see
+    /// [`crate::episode::MAX_STORED_OBSERVATION_BYTES`]).
     pub observation: String,
+    /// Whether `observation` is cut short (here, or by the observation's own size limit).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub observation_truncated: bool,
     /// What the agent said.
     pub raw: String,
     /// The parsed action (canonical JSON), if any.
@@ -322,6 +358,28 @@ pub struct RunConfig {
     /// The model judge (model and prompt), when one is used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<String>,
+    /// The time limit of an episode, in ms (episodes cut short by it end as `timeout`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// The longest one agent turn may take, in ms (beyond it: an infrastructure failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_timeout_ms: Option<u64>,
+    /// Screenshots are saved (a resumed run without them would leave half the report blank).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub save_screenshots: bool,
+    /// Content hash of the suite's `suite.toml`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_file: Option<String>,
+    /// Content hash of each selected task's file, by task id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub task_files: BTreeMap<String, String>,
+    /// Content hash of each installed app package (every file of its folder), by app id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub apps: BTreeMap<String, String>,
+    /// The phonebench build that ran the episodes ([`crate::fingerprint::binary_identity`]).
+    /// Absent in results written before builds were recorded: such a folder cannot be resumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -329,27 +387,186 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl RunConfig {
-    /// The fields in which `other` differs from this configuration, as `name: this → other`.
+    /// The fields in which `other` differs from this configuration, as `name: this → other`;
+    /// hashed files are named by what they are (`task `x`: its file changed`).
     pub fn differences(&self, other: &RunConfig) -> Vec<String> {
-        let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
-            (serde_json::to_value(self), serde_json::to_value(other))
-        else {
+        let (Some(a), Some(b)) = (flatten(self), flatten(other)) else {
             return vec!["(unreadable configuration)".into()];
         };
         let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-        let show = |v: Option<&serde_json::Value>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+        // Unset (`null` or left out) reads as `-`.
+        let show = |v: Option<&serde_json::Value>| {
+            v.filter(|v| !v.is_null()).map_or_else(|| "-".to_string(), |v| v.to_string())
+        };
         keys.into_iter()
             .filter(|k| a.get(*k) != b.get(*k))
-            .map(|k| format!("{k}: {} → {}", show(a.get(k)), show(b.get(k))))
+            .map(|k| {
+                let (before, after) = (a.get(k), b.get(k));
+                let change = |what: &str| match (before, after) {
+                    (Some(_), Some(_)) => format!("its {what} changed"),
+                    (Some(_), None) => "not in this run".to_string(),
+                    _ => "new in this run".to_string(),
+                };
+                if let Some(task) = k.strip_prefix("task_files.") {
+                    format!("task `{task}`: {}", change("file"))
+                } else if let Some(app) = k.strip_prefix("apps.") {
+                    format!("app `{app}`: {}", change("package"))
+                } else if k == "suite_file" {
+                    format!("suite.toml: {}", change("content"))
+                } else {
+                    format!("{k}: {} → {}", show(before), show(after))
+                }
+            })
             .collect()
     }
 }
 
-/// An open results database.
+/// A configuration as `field` → value, the maps' entries as `field.key` → value.
+fn flatten(config: &RunConfig) -> Option<BTreeMap<String, serde_json::Value>> {
+    let serde_json::Value::Object(fields) = serde_json::to_value(config).ok()? else { return None };
+    let mut out = BTreeMap::new();
+    for (name, value) in fields {
+        match value {
+            serde_json::Value::Object(entries) => {
+                out.extend(entries.into_iter().map(|(k, v)| (format!("{name}.{k}"), v)));
+            }
+            value => {
+                out.insert(name, value);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The exclusive right to write into a results folder, held from [`ResultsLock::acquire`] until
+/// it is dropped.
+///
+/// It is an OS file lock (`flock` on Unix, `LockFileEx` on Windows) on [`LOCK_FILE`], so the
+/// operating system releases it when the holder ends in any way, a crash or `kill -9`
+/// included: a stale lock cannot keep a later run out. The holder's process id is written into
+/// the file for the refusal message only; the lock itself is what counts.
+#[derive(Debug)]
+pub struct ResultsLock {
+    file: File,
+    dir: PathBuf,
+}
+
+impl ResultsLock {
+    /// Creates `dir` if needed and takes its lock, or fails with [`ResultsError::Locked`] at
+    /// once (it never waits) when another holder has it.
+    pub fn acquire(dir: &Path) -> Result<ResultsLock, ResultsError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| ResultsError::Io { path: dir.to_path_buf(), source })?;
+        let path = dir.join(LOCK_FILE);
+        let io = |source| ResultsError::Io { path: path.clone(), source };
+        // Not truncated on open: the holder's pid must stay readable for a refused process.
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut text = String::new();
+                let holder = file.read_to_string(&mut text).ok().and_then(|_| text.trim().parse().ok());
+                return Err(ResultsError::Locked { dir: dir.to_path_buf(), holder });
+            }
+            Err(TryLockError::Error(e)) => return Err(io(e)),
+        }
+        // Best effort: the pid only improves the message another process may print.
+        let _ = file.set_len(0).and_then(|()| file.rewind()).and_then(|()| {
+            write!(file, "{}", std::process::id())?;
+            file.flush()
+        });
+        Ok(ResultsLock { file, dir: dir.to_path_buf() })
+    }
+
+    /// The locked results folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for ResultsLock {
+    fn drop(&mut self) {
+        // Closing the file releases the lock too; unlocking first makes the release immediate
+        // even if something still shares the descriptor.
+        let _ = self.file.unlock();
+    }
+}
+
+/// Deletes the results of the folder `lock` holds (database, `episodes.jsonl`, the default
+/// `report/` folder and saved screenshots), keeping the folder and its lock: `--fresh`.
+pub fn clear(lock: &ResultsLock) -> Result<(), ResultsError> {
+    let dir = lock.dir();
+    for name in [DB_FILE, "results.sqlite-wal", "results.sqlite-shm", JSONL_FILE] {
+        let file = dir.join(name);
+        match std::fs::remove_file(&file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(ResultsError::Io { path: file, source: e });
+            }
+            _ => {}
+        }
+    }
+    for name in ["report", crate::run::SCREENSHOTS_DIR] {
+        let sub = dir.join(name);
+        if sub.is_dir() {
+            std::fs::remove_dir_all(&sub).map_err(|source| ResultsError::Io { path: sub.clone(), source })?;
+        }
+    }
+    Ok(())
+}
+
+/// The tables every results database has (and what a database from before [`APPLICATION_ID`]
+/// was set is recognised by).
+const TABLES: [&str; 4] = ["run", "episodes", "accounting", "steps"];
+
+/// Whether `conn` is one of our results databases: `Ok(true)` if it is, `Ok(false)` if it is
+/// empty (no tables: a new file), an error naming the reason otherwise.
+fn check_ours(conn: &Connection, path: &Path) -> Result<bool, ResultsError> {
+    let sql = |source| ResultsError::Sqlite { path: path.to_path_buf(), source };
+    let id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(sql)?;
+    if id == APPLICATION_ID {
+        return Ok(true);
+    }
+    let not_ours = |why: String| Err(ResultsError::NotOurs { path: path.to_path_buf(), why });
+    if id != 0 {
+        return not_ours(format!("its application id is {id:#x}, ours is {APPLICATION_ID:#x}"));
+    }
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .map_err(sql)?;
+    let tables: Vec<String> =
+        stmt.query_map([], |r| r.get(0)).map_err(sql)?.collect::<Result<_, _>>().map_err(sql)?;
+    if tables.is_empty() {
+        return Ok(false);
+    }
+    // Results written before the application id was set: recognised by their tables.
+    let missing: Vec<&str> = TABLES.iter().copied().filter(|t| !tables.iter().any(|n| n == t)).collect();
+    let extra: Vec<&str> = tables.iter().map(String::as_str).filter(|n| !TABLES.contains(n)).collect();
+    if missing.is_empty() && extra.is_empty() {
+        return Ok(true);
+    }
+    let mut why = Vec::new();
+    if !missing.is_empty() {
+        why.push(format!("no table {}", missing.join(", ")));
+    }
+    if !extra.is_empty() {
+        why.push(format!("tables {} that are not ours", extra.join(", ")));
+    }
+    not_ours(why.join("; "))
+}
+
+/// An open results database: writable (under the folder's [`ResultsLock`]) or read-only.
 #[derive(Debug)]
 pub struct ResultsDb {
     conn: Connection,
     path: PathBuf,
+    /// The folder's lock when this handle took it itself ([`ResultsDb::open`]).
+    _lock: Option<ResultsLock>,
 }
 
 const SCHEMA: &str = "
@@ -376,21 +593,34 @@ CREATE TABLE IF NOT EXISTS steps (
 ";
 
 impl ResultsDb {
-    /// Opens (creating if needed) the results database in `dir`.
+    /// Takes the lock of `dir` ([`ResultsLock::acquire`]), then opens (creating if needed) its
+    /// results database for writing; the lock is held as long as the handle.
     pub fn open(dir: &Path) -> Result<ResultsDb, ResultsError> {
-        std::fs::create_dir_all(dir)
-            .map_err(|source| ResultsError::Io { path: dir.to_path_buf(), source })?;
-        let path = dir.join(DB_FILE);
+        let lock = ResultsLock::acquire(dir)?;
+        let mut db = ResultsDb::open_locked(&lock)?;
+        db._lock = Some(lock);
+        Ok(db)
+    }
+
+    /// Opens (creating if needed) the results database of the folder whose lock the caller
+    /// holds, for writing. A database that is not ours is refused before anything is written.
+    pub fn open_locked(lock: &ResultsLock) -> Result<ResultsDb, ResultsError> {
+        let path = lock.dir().join(DB_FILE);
         let sql = |source| ResultsError::Sqlite { path: path.clone(), source };
         let conn = Connection::open(&path).map_err(sql)?;
+        if !check_ours(&conn, &path)? {
+            conn.pragma_update(None, "application_id", APPLICATION_ID).map_err(sql)?;
+        }
         // WAL + NORMAL: a committed episode survives the process being killed.
         conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
         conn.execute_batch(SCHEMA).map_err(sql)?;
-        Ok(ResultsDb { conn, path })
+        Ok(ResultsDb { conn, path, _lock: None })
     }
 
-    /// Opens an existing results database (for reports); an error if there is none.
+    /// Opens the existing results database of `dir` read-only (for reports and readers): an
+    /// error if there is none or it is not ours. Nothing is ever written into it, and it can be
+    /// read while a run writes it.
     pub fn open_existing(dir: &Path) -> Result<ResultsDb, ResultsError> {
         let path = dir.join(DB_FILE);
         if !path.is_file() {
@@ -402,7 +632,13 @@ impl ResultsDb {
                 ),
             });
         }
-        ResultsDb::open(dir)
+        let sql = |source| ResultsError::Sqlite { path: path.clone(), source };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&path, flags).map_err(sql)?;
+        if !check_ours(&conn, &path)? {
+            return Err(ResultsError::NotOurs { path, why: "it has no tables".into() });
+        }
+        Ok(ResultsDb { conn, path, _lock: None })
     }
 
     fn sql(&self) -> impl Fn(rusqlite::Error) -> ResultsError + '_ {
@@ -424,9 +660,28 @@ impl ResultsDb {
         text.map(|t| serde_json::from_str(&t).map_err(self.json("run.config"))).transpose()
     }
 
-    /// Stores the configuration of a new run, or checks that a resumed run has the same one.
+    /// Stores the configuration of a new run, or checks that a resumed run has the same one
+    /// (every setting, task file, app and the build; [`RunConfig::differences`] names what
+    /// differs). Results of an older phonebench that recorded less are refused.
     pub fn claim(&self, config: &RunConfig, resume: bool) -> Result<(), ResultsError> {
+        let text = serde_json::to_string(config).map_err(self.json("run.config"))?;
         match self.config()? {
+            // Nothing stored yet (a run that ended before its first episode): nothing to mix,
+            // so this run's configuration replaces the old one.
+            Some(existing) if existing != *config && self.count()? == 0 => {
+                self.conn
+                    .execute("UPDATE run SET config = ?1 WHERE id = 1", params![text])
+                    .map_err(self.sql())?;
+                Ok(())
+            }
+            // Written before task files, apps and the build were recorded: whether the episodes
+            // stored were made by the same tasks and code cannot be known, so none are mixed in.
+            Some(existing) if existing.binary.is_none() && config.binary.is_some() => {
+                Err(ResultsError::Mismatch(format!(
+                    "{} holds results of an older phonebench that did not record its task files, apps and build, so whether this run would produce the same episodes cannot be checked; start over with --fresh, or choose another --out",
+                    self.path.display()
+                )))
+            }
             Some(existing) if existing == *config => {
                 if !resume && self.count()? > 0 {
                     return Err(ResultsError::Mismatch(format!(
@@ -437,12 +692,11 @@ impl ResultsDb {
                 Ok(())
             }
             Some(existing) => Err(ResultsError::Mismatch(format!(
-                "{} holds results of a different run ({}); choose another --out, or --fresh to start over",
+                "{} holds results of a different run, and results of different runs are never mixed; what differs (stored → now): {}; run with the same settings and files, choose another --out, or --fresh to start over",
                 self.path.display(),
                 existing.differences(config).join("; ")
             ))),
             None => {
-                let text = serde_json::to_string(config).map_err(self.json("run.config"))?;
                 self.conn
                     .execute("INSERT INTO run (id, config) VALUES (1, ?1)", params![text])
                     .map_err(self.sql())?;

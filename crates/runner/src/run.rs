@@ -17,9 +17,10 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::episode::{AgentRun, Extras, Limits, ScreenshotSink, reference_run, run_agent};
+use crate::fingerprint::{binary_identity, dir_hash, file_hash};
 use crate::record::{Outcome, blank_result, episode_key, safe_name, to_results};
 use crate::results::{
-    Accounting, EpisodeResult, JudgeResult, ResultsDb, ResultsError, RunConfig, StepResult,
+    Accounting, EpisodeResult, JudgeResult, ResultsDb, ResultsError, ResultsLock, RunConfig, StepResult,
 };
 use crate::validate::{ValidationCache, instantiate, validate_task};
 
@@ -130,6 +131,8 @@ pub struct RunOptions {
     pub out: PathBuf,
     /// Continue a run in `out`.
     pub resume: bool,
+    /// Start over: delete the results already in `out` first (under its lock).
+    pub fresh: bool,
     /// Per-episode limits.
     pub limits: Limits,
     /// Episode options.
@@ -177,10 +180,14 @@ pub struct RunOutcome {
     pub skipped: usize,
     /// The `episodes.jsonl` written.
     pub jsonl: PathBuf,
-    /// Set when the run stopped early because episodes kept failing for infrastructure reasons.
+    /// Set when the run stopped early: episodes kept failing for infrastructure reasons, or the
+    /// person at the terminal (the human agent) closed stdin before the last episode.
     pub stopped: Option<String>,
     /// What the episodes run now spent.
     pub accounting: Accounting,
+    /// The results folder's lock, still held: whatever the caller writes into the folder next
+    /// (the report) is written under it. Dropping it lets other runs in.
+    pub lock: ResultsLock,
 }
 
 /// Validates the selected tasks, then runs every instance not already done, storing each as it
@@ -194,6 +201,58 @@ pub async fn run_suite(
     if selected.is_empty() {
         return Err(RunError::NoTasks(options.tasks.clone().unwrap_or_else(|| "*".into())));
     }
+    // Taken first, so a second run into the folder is refused at once, and held to the end: two
+    // runs writing one folder would destroy each other's results.
+    let lock = ResultsLock::acquire(&options.out)?;
+    if options.fresh {
+        crate::results::clear(&lock)?;
+    }
+    // Opened before validating, so that a file that is not ours is refused at once.
+    let mut db = ResultsDb::open_locked(&lock)?;
+    let mut options = options.clone();
+    if let Some(format) = options.agent.observation() {
+        options.episode.format = format;
+    }
+    let options = &options;
+    let (model, agent_fingerprint) = match &options.agent {
+        AgentChoice::Model(spec) => {
+            (Some(spec.models.main.model.model().to_string()), Some(spec.fingerprint()))
+        }
+        AgentChoice::Builtin(_) => (None, None),
+    };
+    let config = RunConfig {
+        suite: options.suite_name.clone(),
+        agent: options.agent.name(),
+        seed: options.seed,
+        instances: options.instances,
+        tasks: options.tasks.clone(),
+        format: options.episode.format.name().to_string(),
+        model,
+        agent_fingerprint,
+        max_steps: options.limits.max_steps,
+        end_on_format_error: options.episode.format_errors == phonebench_env::FormatErrorPolicy::End,
+        stop_on_repetition: options.episode.stop_on_repetition,
+        display: (options.episode.display != phonebench_phone::Display::default())
+            .then(|| options.episode.display.to_string()),
+        user: options.user.as_ref().map(|u| u.fingerprint()),
+        judge: options.judge.as_ref().map(|j| j.fingerprint()),
+        timeout_ms: Some(options.limits.timeout.as_millis() as u64),
+        turn_timeout_ms: Some(options.limits.turn_timeout.as_millis() as u64),
+        save_screenshots: options.save_screenshots,
+        suite_file: Some(hash_of(&suite.dir.join("suite.toml"), file_hash)?),
+        task_files: selected
+            .iter()
+            .map(|t| Ok((t.id.clone(), hash_of(&t.file, file_hash)?)))
+            .collect::<Result<_, RunError>>()?,
+        apps: catalog
+            .apps()
+            .iter()
+            .map(|a| Ok((a.manifest.id.clone(), hash_of(&a.dir, dir_hash)?)))
+            .collect::<Result<_, RunError>>()?,
+        binary: Some(binary_identity()),
+    };
+    // Claimed before validating: a folder holding another run's results is refused at once.
+    db.claim(&config, options.resume)?;
     // Tasks validate independently: in parallel, problems reported in suite order.
     let mut checks = JoinSet::new();
     for (i, task) in selected.iter().enumerate() {
@@ -219,37 +278,6 @@ pub async fn run_suite(
     if !invalid.is_empty() {
         return Err(RunError::Invalid(invalid.join("\n")));
     }
-
-    let mut options = options.clone();
-    if let Some(format) = options.agent.observation() {
-        options.episode.format = format;
-    }
-    let options = &options;
-    let mut db = ResultsDb::open(&options.out)?;
-    let (model, agent_fingerprint) = match &options.agent {
-        AgentChoice::Model(spec) => {
-            (Some(spec.models.main.model.model().to_string()), Some(spec.fingerprint()))
-        }
-        AgentChoice::Builtin(_) => (None, None),
-    };
-    let config = RunConfig {
-        suite: options.suite_name.clone(),
-        agent: options.agent.name(),
-        seed: options.seed,
-        instances: options.instances,
-        tasks: options.tasks.clone(),
-        format: options.episode.format.name().to_string(),
-        model,
-        agent_fingerprint,
-        max_steps: options.limits.max_steps,
-        end_on_format_error: options.episode.format_errors == phonebench_env::FormatErrorPolicy::End,
-        stop_on_repetition: options.episode.stop_on_repetition,
-        display: (options.episode.display != phonebench_phone::Display::default())
-            .then(|| options.episode.display.to_string()),
-        user: options.user.as_ref().map(|u| u.fingerprint()),
-        judge: options.judge.as_ref().map(|j| j.fingerprint()),
-    };
-    db.claim(&config, options.resume)?;
     let done = db.done_keys()?;
 
     let mut pending = Vec::new();
@@ -266,14 +294,23 @@ pub async fn run_suite(
         }
     }
 
-    let bar = if options.progress { ProgressBar::new(pending.len() as u64) } else { ProgressBar::hidden() };
+    let human = options.agent.is(AgentKind::Human);
+    // A person reads prompts on stderr, where the bar would draw over them.
+    let bar = if options.progress && !human {
+        ProgressBar::new(pending.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    // Cleared however this function returns, so nothing printed next runs into it.
+    let bar = ClearOnDrop(bar);
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} episodes {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let concurrency = if options.agent.is(AgentKind::Human) { 1 } else { options.concurrency.max(1) };
+    let concurrency = if human { 1 } else { options.concurrency.max(1) };
     let permits = Arc::new(Semaphore::new(concurrency));
-    let mut set: JoinSet<(EpisodeResult, Vec<StepResult>, Accounting, u64)> = JoinSet::new();
+    let total = pending.len();
+    let mut set: JoinSet<Option<Stored>> = JoinSet::new();
     let mut ran = 0usize;
     let mut successes = 0usize;
     let mut finished_count = 0usize;
@@ -286,20 +323,24 @@ pub async fn run_suite(
         let opts = options.clone();
         set.spawn(async move {
             let _permit = permits.acquire_owned().await;
+            // The person stopped (end of stdin) during an earlier episode: start no other. One
+            // episode at a time, so the flag is set before this one gets its permit.
+            if human && HumanAgent::stdin_closed() {
+                return None;
+            }
             let started = Instant::now();
             let (episode, steps, accounting) = run_instance(&catalog, &inst, &opts).await;
-            (episode, steps, accounting, started.elapsed().as_millis() as u64)
+            Some((episode, steps, accounting, started.elapsed().as_millis() as u64))
         });
     }
     while let Some(joined) = set.join_next().await {
         let (episode, steps, spent, wall_ms) = match joined {
-            Ok(r) => r,
-            // Aborted after the run stopped early: that episode is simply not stored.
+            Ok(Some(r)) => r,
+            // Not started (the person stopped), or aborted after the run stopped early: that
+            // episode is simply not stored.
+            Ok(None) => continue,
             Err(e) if e.is_cancelled() => continue,
-            Err(e) => {
-                bar.abandon();
-                return Err(RunError::Instance(format!("an episode task panicked: {e}")));
-            }
+            Err(e) => return Err(RunError::Instance(format!("an episode task panicked: {e}"))),
         };
         db.insert(&episode, &steps, &spent, wall_ms)?;
         ran += 1;
@@ -325,9 +366,46 @@ pub async fn run_suite(
             None => infrastructure_in_a_row = 0,
         }
     }
-    bar.finish();
+    drop(bar);
+    // The person stopped before the end: the run is incomplete (when it was the last episode,
+    // that episode was scored and nothing is left to do).
+    let left = total.saturating_sub(ran);
+    if human && HumanAgent::stdin_closed() && left > 0 && stopped.is_none() {
+        stopped = Some(format!(
+            "stdin closed: the person at the terminal stopped; the episode in progress was scored as it stood \
+             and {left} episode{} not started; continue the run with the same command and --resume",
+            if left == 1 { " was" } else { "s were" }
+        ));
+    }
     let jsonl = db.export_jsonl()?;
-    Ok(RunOutcome { episodes: db.episodes()?, ran, skipped, jsonl, stopped, accounting })
+    Ok(RunOutcome { episodes: db.episodes()?, ran, skipped, jsonl, stopped, accounting, lock })
+}
+
+/// An episode as stored: result, steps, what it spent, wall time in ms.
+type Stored = (EpisodeResult, Vec<StepResult>, Accounting, u64);
+
+/// A progress bar that is cleared when dropped (on every way out of the run).
+struct ClearOnDrop(ProgressBar);
+
+impl std::ops::Deref for ClearOnDrop {
+    type Target = ProgressBar;
+    fn deref(&self) -> &ProgressBar {
+        &self.0
+    }
+}
+
+impl Drop for ClearOnDrop {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}
+
+/// The hash of a suite, task or app file (or folder) that shapes the episodes.
+fn hash_of(
+    path: &std::path::Path,
+    hash: fn(&std::path::Path) -> std::io::Result<String>,
+) -> Result<String, RunError> {
+    hash(path).map_err(|source| RunError::Results(ResultsError::Io { path: path.to_path_buf(), source }))
 }
 
 /// Runs one instance; harness failures become infrastructure results (kept apart, retried on

@@ -1,10 +1,11 @@
 //! Task validation: a task is runnable only when its file is valid against the installed apps,
-//! its reference solution passes, doing nothing fails, and random play fails.
+//! its setup and criterion SQL run, its reference solution passes, doing nothing fails and earns
+//! no progress (ACP 0: what holds when nothing happens must be a guard), and random play fails.
 
 use std::collections::BTreeMap;
 
 use phonebench_agents::{NoopAgent, RandomAgent};
-use phonebench_env::EpisodeOptions;
+use phonebench_env::{DatabasePair, EpisodeOptions, Trajectory};
 use phonebench_phone::{Catalog, Phone, PhoneConfig};
 use phonebench_tasks::{Fnv, LoadError, TaskInstance, TaskSpec, check_against_catalog};
 
@@ -55,6 +56,50 @@ pub fn instantiate(
     task.instantiate(seed, instance, &mut rows)
 }
 
+/// Runs instance `inst`'s setup SQL statement by statement on a fresh phone, then every `state`
+/// and `changes` check of its criteria on the resulting databases, the way evaluation runs them
+/// ([`phonebench_eval::sql_problems`]). Each problem is `file:line: what: error`, the line being
+/// where that SQL is written in the task file. Setup stops at its first error: later statements
+/// may depend on it, and the criteria read what setup leaves.
+pub fn sql_problems(catalog: &Catalog, task: &TaskSpec, inst: &TaskInstance) -> Vec<String> {
+    let at = |line: usize, message: String| LoadError::at(&task.file, line, message).to_string();
+    let config =
+        PhoneConfig { seed: inst.seed, clock_start_ms: inst.clock_start_ms, ..PhoneConfig::default() };
+    let mut phone = match Phone::new(catalog.clone(), config) {
+        Ok(p) => p,
+        Err(e) => return vec![at(task.lines.id, format!("cannot start a phone to check the SQL: {e}"))],
+    };
+    for (i, setup) in inst.setup.iter().enumerate() {
+        // One statement at a time (the episode runs them all in one transaction), so that an
+        // error points at its own statement's line.
+        for (line, statement) in phonebench_apps::sql::split_statements(&setup.sql) {
+            if let Err(e) = phone.execute(&setup.app, statement, &inst.sql_params) {
+                return vec![at(task.lines.setup_sql_line(i, line), format!("setup: {e}"))];
+            }
+        }
+    }
+    let mut apps = Vec::new();
+    for c in &inst.criteria {
+        c.state_apps(&mut apps);
+    }
+    let mut trajectory = Trajectory::default();
+    for app in apps {
+        // An app that is not installed is `check_against_catalog`'s to report.
+        if let Ok(bytes) = phone.database_bytes(&app) {
+            trajectory.databases.insert(app, DatabasePair { initial: bytes.clone(), last: bytes });
+        }
+    }
+    phonebench_eval::sql_problems(&inst.criteria, &trajectory, &inst.sql_params)
+        .into_iter()
+        .map(|p| {
+            at(
+                task.lines.criterion_sql(p.criterion, p.leaf),
+                format!("criterion `{}`: {}", p.label, p.message),
+            )
+        })
+        .collect()
+}
+
 fn failed_criteria(f: &Finished) -> String {
     let failed: Vec<String> = f
         .verdict
@@ -84,6 +129,13 @@ pub async fn validate_task(catalog: &Catalog, task: &TaskSpec, suite_seed: u64) 
                 return v;
             }
         };
+        if instance == 0 {
+            let problems = sql_problems(catalog, task, &inst);
+            if !problems.is_empty() {
+                v.problems.extend(problems);
+                return v;
+            }
+        }
         match reference_run(catalog, &inst, options).await {
             Err(why) => {
                 v.problems.push(format!("{file}: instance {instance}: the reference does not run: {why}"));
@@ -116,6 +168,19 @@ pub async fn validate_task(catalog: &Catalog, task: &TaskSpec, suite_seed: u64) 
     match run_episode(catalog, &inst, &mut NoopAgent, options, Limits::default()).await {
         Ok(f) if f.verdict.success => {
             v.problems.push(format!("{file}: doing nothing passes: the criteria hold in the initial state"))
+        }
+        Ok(f) if f.verdict.acp > 0.0 => {
+            // Progress for doing nothing: each criterion that holds untouched is named at its line.
+            let acp = f.verdict.acp * 100.0;
+            for (i, c) in f.verdict.criteria.iter().enumerate().filter(|(_, c)| c.passed && !c.guard) {
+                let line = task.lines.criteria.get(i).copied().unwrap_or(task.lines.id);
+                v.problems.push(LoadError::at(&task.file, line, format!(
+                    "criterion `{}` holds when the agent does nothing (doing nothing earns ACP {acp:.1}%): \
+                     if it says something must stay as it was, mark it `guard = true` (guards gate success \
+                     but are not progress); otherwise make it require the change the goal asks for",
+                    c.label
+                )).to_string());
+            }
         }
         Ok(_) => {}
         Err(e) => v.problems.push(format!("{file}: the noop episode failed to run: {e}")),

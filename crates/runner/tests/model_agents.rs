@@ -73,6 +73,7 @@ fn options(agent: AgentChoice, tasks: &str, out: &Path) -> RunOptions {
         concurrency: 1,
         out: out.to_path_buf(),
         resume: false,
+        fresh: false,
         limits: Limits { max_steps: Some(12), ..Limits::default() },
         episode: EpisodeOptions::default(),
         progress: false,

@@ -15,6 +15,10 @@ use serde::{Deserialize, Serialize};
 pub struct Criterion {
     /// A label for reports (`name = "..."`); the kind and its key fields otherwise.
     pub name: Option<String>,
+    /// A guard (`guard = true`, top level only): a "do no harm" check that gates success but
+    /// counts neither way in the completion proportion (ACP), so that doing nothing, which keeps
+    /// everything as it was, earns no progress (`docs/criteria.md`).
+    pub guard: bool,
     /// What is checked.
     pub kind: CriterionKind,
 }
@@ -455,6 +459,8 @@ fn one() -> u32 {
 struct RawCriterion {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     name: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    guard: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     on: Option<Scope>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -516,7 +522,19 @@ impl TryFrom<RawCriterion> for Criterion {
         let mut kinds: Vec<(&str, CriterionKind)> = Vec::new();
         let on = raw.on.unwrap_or_default();
         let mut check = raw.check;
+        // A guard is a property of a whole top-level criterion; inside a combinator it would have
+        // no meaning (the combinator's verdict is what counts), so it is refused, not ignored.
+        let no_guard = |key: &str, v: &[Criterion]| {
+            if v.iter().any(|c| c.guard) {
+                Err(format!(
+                    "`guard` marks a top-level criterion: it cannot stand inside `{key}` (mark the `{key}` itself)"
+                ))
+            } else {
+                Ok(())
+            }
+        };
         let non_empty = |key: &str, v: Vec<Criterion>| {
+            no_guard(key, &v)?;
             if v.is_empty() { Err(format!("`{key}` needs at least one criterion")) } else { Ok(v) }
         };
         if let Some(v) = raw.all {
@@ -526,6 +544,7 @@ impl TryFrom<RawCriterion> for Criterion {
             kinds.push(("any", CriterionKind::Any(non_empty("any", v)?)));
         }
         if let Some(v) = raw.not {
+            no_guard("not", std::slice::from_ref(&v))?;
             kinds.push(("not", CriterionKind::Not(v)));
         }
         if let Some(v) = raw.sequence {
@@ -601,7 +620,7 @@ impl TryFrom<RawCriterion> for Criterion {
             0 => Err(format!("a criterion needs one of: {KIND_KEYS}")),
             1 => {
                 let (_, kind) = kinds.remove(0);
-                Ok(Criterion { name: raw.name, kind })
+                Ok(Criterion { name: raw.name, guard: raw.guard, kind })
             }
             _ => {
                 let keys: Vec<&str> = kinds.iter().map(|(k, _)| *k).collect();
@@ -616,7 +635,7 @@ impl TryFrom<RawCriterion> for Criterion {
 
 impl From<Criterion> for RawCriterion {
     fn from(c: Criterion) -> RawCriterion {
-        let mut raw = RawCriterion { name: c.name, ..RawCriterion::default() };
+        let mut raw = RawCriterion { name: c.name, guard: c.guard, ..RawCriterion::default() };
         let scope = |on: Scope| if on == Scope::Last { None } else { Some(on) };
         let rules = |r: Rules| if r.is_empty() { None } else { Some(r) };
         match c.kind {
@@ -657,7 +676,7 @@ impl From<Criterion> for RawCriterion {
 impl Criterion {
     /// A criterion without a label.
     pub fn new(kind: CriterionKind) -> Criterion {
-        Criterion { name: None, kind }
+        Criterion { name: None, guard: false, kind }
     }
 
     /// The children of a combinator (empty for leaves).
@@ -857,6 +876,21 @@ impl Criterion {
             c.check_static()?;
         }
         Ok(())
+    }
+
+    /// The `state` and `changes` checks in this criterion, itself included, in pre-order (the
+    /// order [`crate::spec::TaskLines::criteria_sql`] gives their lines in).
+    pub fn sql_leaves(&self) -> Vec<&Criterion> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(c) = stack.pop() {
+            if matches!(c.kind, CriterionKind::State(_) | CriterionKind::Changes(_)) {
+                out.push(c);
+            }
+            // Reversed, so that the first child is popped first.
+            stack.extend(c.children().iter().rev());
+        }
+        out
     }
 
     /// Apps whose state this criterion reads (`state`, `changes`), in order of appearance.

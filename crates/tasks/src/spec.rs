@@ -195,7 +195,8 @@ pub struct TaskSpec {
     pub mcp_tools: Vec<String>,
     /// The reference solution.
     pub reference: Vec<RefStep>,
-    /// Top-level success criteria: all must hold; ACP is the share that holds.
+    /// Top-level success criteria: all must hold; ACP is the share of the non-guard ones that
+    /// holds.
     pub criteria: Vec<Criterion>,
     /// Model-judged checks, scored apart from the criteria.
     pub judges: Vec<JudgeCheck>,
@@ -226,6 +227,33 @@ pub struct TaskLines {
     pub criteria: Vec<usize>,
     /// Each judge entry.
     pub judges: Vec<usize>,
+    /// Each `[[setup]]`'s SQL: the line its text starts on (line `n` of the SQL text is line
+    /// `setup_sql[i] + n - 1` of the file).
+    pub setup_sql: Vec<usize>,
+    /// For each top-level criterion, the line of each `state` SQL and `changes` table inside it,
+    /// in the order [`crate::criteria::Criterion::sql_leaves`] visits them.
+    pub criteria_sql: Vec<Vec<usize>>,
+}
+
+impl TaskLines {
+    /// The line of the `leaf`-th SQL leaf (`state` or `changes`) of top-level criterion
+    /// `criterion`: where its SQL (or table name) is written, else the criterion's own line.
+    pub fn criterion_sql(&self, criterion: usize, leaf: usize) -> usize {
+        self.criteria_sql
+            .get(criterion)
+            .and_then(|leaves| leaves.get(leaf))
+            .or_else(|| self.criteria.get(criterion))
+            .copied()
+            .unwrap_or(self.id)
+    }
+
+    /// The file line of line `sql_line` (1-based, within the SQL text) of setup entry `setup`.
+    pub fn setup_sql_line(&self, setup: usize, sql_line: usize) -> usize {
+        match self.setup_sql.get(setup) {
+            Some(&first) => first + sql_line.saturating_sub(1),
+            None => self.setup.get(setup).copied().unwrap_or(self.id),
+        }
+    }
 }
 
 /// Default step budget.
@@ -444,6 +472,15 @@ impl TaskSpec {
             c.check_static().map_err(|e| LoadError::at(file, l, format!("criterion: {e}")))?;
             criteria.push(c);
         }
+        if !criteria.is_empty() && criteria.iter().all(|c| c.guard) {
+            return Err(LoadError::at(
+                file,
+                lines.criteria.first().copied().unwrap_or(lines.id),
+                "every criterion is a `guard`: a task needs at least one criterion that says what to achieve \
+                 (guards only say what must not break)",
+            ));
+        }
+        (lines.setup_sql, lines.criteria_sql) = sql_lines(text, &lines);
         if criteria.is_empty() {
             let message = if judges.is_empty() {
                 "`criteria` is empty: a task needs success criteria"
@@ -730,12 +767,84 @@ pub fn instance_seed(suite_seed: u64, task_id: &str, instance: u32) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Fuel for one goal, parameter or answer template: minijinja charges it per instruction and per
+/// byte a string operation allocates, so a task file's loops end and its strings stay small.
+/// A real goal needs a few hundred units.
+pub const TASK_TEMPLATE_FUEL: u64 = 5_000_000;
+
 fn template_env() -> minijinja::Environment<'static> {
     let mut env = minijinja::Environment::new();
+    env.set_fuel(Some(TASK_TEMPLATE_FUEL));
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     // Goals are plain text, not HTML: no escaping.
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env
+}
+
+/// Where the SQL of a task file is written: each setup's SQL text and, per top-level criterion,
+/// each `state` SQL and `changes` table in pre-order (the order of
+/// [`crate::criteria::Criterion::sql_leaves`]). `serde` forgets positions inside values, so the
+/// text is parsed once more keeping every span; where that finds nothing (it cannot fail on text
+/// that already parsed) the entry's own line stands in.
+fn sql_lines(text: &str, lines: &TaskLines) -> (Vec<usize>, Vec<Vec<usize>>) {
+    use toml::de::{DeTable, DeValue};
+    type Value<'i> = toml::Spanned<DeValue<'i>>;
+    let Ok(doc) = DeTable::parse(text) else {
+        return (lines.setup.clone(), lines.criteria.iter().map(|l| vec![*l]).collect());
+    };
+    let root = DeValue::Table(doc.into_inner());
+    // The first line of a string's text: a multi-line string drops a newline right after `"""`.
+    let text_line = |span: std::ops::Range<usize>| {
+        let raw = text.get(span.start..).unwrap_or("");
+        let opens_with_newline =
+            ["\"\"\"\n", "\"\"\"\r\n", "'''\n", "'''\r\n"].iter().any(|p| raw.starts_with(p));
+        line_of(text, span.start) + usize::from(opens_with_newline)
+    };
+    let entries = |key: &str| -> Vec<&Value<'_>> {
+        match root.get(key).map(|v| v.get_ref()) {
+            Some(DeValue::Array(items)) => items.iter().collect(),
+            _ => Vec::new(),
+        }
+    };
+    let setup = entries("setup")
+        .into_iter()
+        .enumerate()
+        .map(|(i, entry)| match entry.get_ref().get("sql") {
+            Some(sql) => text_line(sql.span()),
+            None => lines.setup.get(i).copied().unwrap_or(lines.id),
+        })
+        .collect();
+    // Recursion depth is the criteria's nesting depth, written by hand in the file.
+    fn walk(value: &Value<'_>, text_line: &dyn Fn(std::ops::Range<usize>) -> usize, out: &mut Vec<usize>) {
+        let value = value.get_ref();
+        if let Some(state) = value.get("state") {
+            out.push(text_line(state.get_ref().get("sql").map_or(state.span(), |s| s.span())));
+        }
+        if let Some(changes) = value.get("changes") {
+            out.push(text_line(changes.get_ref().get("table").map_or(changes.span(), |t| t.span())));
+        }
+        for key in ["all", "any", "sequence", "consecutive"] {
+            if let Some(DeValue::Array(children)) = value.get(key).map(|v| v.get_ref()) {
+                for child in children.iter() {
+                    walk(child, text_line, out);
+                }
+            }
+        }
+        if let Some(child) = value.get("not") {
+            walk(child, text_line, out);
+        }
+    }
+    let criteria = entries("criteria")
+        .into_iter()
+        // Judge entries are kept apart from the criteria (and have no SQL).
+        .filter(|entry| entry.get_ref().get("judge").is_none())
+        .map(|entry| {
+            let mut out = Vec::new();
+            walk(entry, &text_line, &mut out);
+            out
+        })
+        .collect();
+    (setup, criteria)
 }
 
 fn parse_clock(text: &str) -> Result<i64, String> {

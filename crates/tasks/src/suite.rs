@@ -51,6 +51,14 @@ impl Suite {
         let mut tasks = Vec::new();
         let mut errors = Vec::new();
         for file in files {
+            // A link could lead anywhere on the host, and a load error would quote what it found.
+            if std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
+                errors.push(LoadError::file(
+                    &file,
+                    "is a symbolic link: a suite's task files must be regular files inside its folder",
+                ));
+                continue;
+            }
             match TaskSpec::load(&file) {
                 Ok(t) => tasks.push(t),
                 Err(e) => errors.push(e),

@@ -169,3 +169,119 @@ fn missing_reference_or_criteria_is_an_error() {
     let err = parse(&no_reference).unwrap_err();
     assert!(err.contains("`reference` is empty"), "{err}");
 }
+
+#[test]
+fn guards_are_top_level_and_a_task_needs_more_than_guards() {
+    let text = GOOD.replacen("name = \"answered\"", "name = \"answered\"\nguard = true", 1);
+    let spec = parse(&text).unwrap();
+    assert_eq!(spec.criteria.iter().map(|c| c.guard).collect::<Vec<_>>(), [false, true]);
+    // A guard survives instantiation (it is what evaluation reads).
+    let inst = spec.instantiate(7, 0, &mut rows).unwrap();
+    assert!(inst.criteria[1].guard && !inst.criteria[0].guard);
+
+    // Inside a combinator a guard would mean nothing: refused at the criterion's line.
+    let nested = GOOD.replacen(
+        "answer = { number = { value = 1.0, tolerance = 0.5 } }",
+        "not = { guard = true, answer = { exact = \"x\" } }",
+        1,
+    );
+    let err = parse(&nested).unwrap_err();
+    assert!(err.starts_with("suite/tasks/t.toml:31: ") && err.contains("top-level"), "{err}");
+    let nested = GOOD.replacen(
+        "answer = { number = { value = 1.0, tolerance = 0.5 } }",
+        "all = [{ guard = true, text = \"x\" }]",
+        1,
+    );
+    assert!(parse(&nested).unwrap_err().contains("cannot stand inside `all`"));
+
+    // Guards only: nothing to achieve.
+    let only_guards = text.replacen("[[criteria]]\nstate", "[[criteria]]\nguard = true\nstate", 1);
+    let err = parse(&only_guards).unwrap_err();
+    assert!(
+        err.starts_with("suite/tasks/t.toml:28: ") && err.contains("every criterion is a `guard`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_lines_of_setup_and_criterion_sql_are_recorded() {
+    let text = r#"id = "t.sql"
+goal = "g"
+category = "completion"
+apps = ["contacts"]
+reference = ["back"]
+
+[[setup]]
+app = "contacts"
+sql = """
+INSERT INTO a VALUES (1);
+INSERT INTO b
+  VALUES (2);
+"""
+
+[[setup]]
+app = "contacts"
+sql = "DELETE FROM c"
+
+[[criteria]]
+name = "judged apart"
+judge = { question = "?" }
+
+[[criteria]]
+all = [
+  { state = { app = "contacts", sql = "SELECT 1" } },
+  { not = { changes = { app = "contacts", table = "t", only = true } } },
+]
+
+[[criteria]]
+state = { app = "contacts", sql = '''
+SELECT 2''' }
+"#;
+    let spec = parse(text).unwrap();
+    // The first setup's SQL text starts on line 10 (after the newline that opens it).
+    assert_eq!(spec.lines.setup_sql, [10, 17]);
+    assert_eq!(spec.lines.setup_sql_line(0, 2), 11, "the second statement");
+    assert_eq!(spec.lines.setup_sql_line(1, 1), 17);
+    assert_eq!(spec.lines.criteria_sql, [vec![25, 26], vec![31]]);
+    let leaves: Vec<String> = spec.criteria[0].sql_leaves().iter().map(|c| c.label()).collect();
+    assert_eq!(leaves, ["contacts: SELECT 1", "contacts.t changes"]);
+    assert_eq!(spec.lines.criterion_sql(0, 1), 26);
+    // Past what was recorded: the criterion's own line.
+    assert_eq!(spec.lines.criterion_sql(1, 5), spec.lines.criteria[1]);
+}
+
+#[test]
+fn runaway_goal_templates_run_out_of_fuel_instead_of_hanging_or_filling_memory() {
+    // Only declared parameters may appear (no `range`), but a string can still be repeated and
+    // iterated: nested loops (time) and a huge repetition (memory) both end with an error.
+    let loops = "{% for a in first * 100000 %}{% for b in first * 100000 %}x{% endfor %}{% endfor %}";
+    let huge = "{{ first * 1000000000000 }}";
+    for body in [loops, huge] {
+        let text = GOOD.replace(
+            r#"goal = "Add {{ first }} with number {{ phone }}; then tell me {{ who.name }}'s number.""#,
+            &format!("goal = \"{body}\""),
+        );
+        let spec = parse(&text).unwrap();
+        let e = spec.instantiate(1, 0, &mut rows).unwrap_err().to_string();
+        assert!(e.starts_with("suite/tasks/t.toml:3:"), "{e}");
+        assert!(e.contains("fuel") || e.contains("too large"), "{e}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_task_file_is_refused_without_reading_its_target() {
+    let dir = std::env::temp_dir().join(format!("phonebench-suite-link-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tasks")).unwrap();
+    std::fs::write(dir.join("suite.toml"), "name = \"s\"\n").unwrap();
+    let secret = dir.join("secret.txt");
+    std::fs::write(&secret, "password = hunter2\n").unwrap();
+    std::os::unix::fs::symlink(&secret, dir.join("tasks/leak.toml")).unwrap();
+    let Err(errors) = phonebench_tasks::Suite::load(&dir) else { panic!("a linked task file loads") };
+    let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(text.len(), 1, "{text:?}");
+    assert!(text[0].contains("leak.toml") && text[0].contains("symbolic link"), "{text:?}");
+    assert!(!text[0].contains("hunter2"), "{text:?}");
+}

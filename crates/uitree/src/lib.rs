@@ -7,13 +7,15 @@
 
 mod bounds;
 mod escape;
+mod extra;
 mod node;
 mod read;
 mod tree;
 mod write;
 
 pub use bounds::{Bounds, BoundsError};
+pub use extra::ExtraAttributes;
 pub use node::{AttributeError, CLASSIC_ATTRIBUTES, Node, NodeId};
 pub use read::{XmlError, read_xml, read_xml_bytes};
 pub use tree::{Bfs, BuildError, TreeBuilder, UiTree, Window, WindowId, WindowKind, infer_window_kinds};
-pub use write::{XML_DECLARATION, write_xml};
+pub use write::{XML_DECLARATION, XmlWritten, write_xml, write_xml_limited};

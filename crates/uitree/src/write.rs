@@ -18,41 +18,103 @@ pub const XML_DECLARATION: &str = "<?xml version='1.0' encoding='UTF-8' standalo
 pub fn write_xml(tree: &UiTree) -> String {
     // Attributes average ~25 bytes of markup plus their values; 400 bytes per node avoids most
     // reallocations on real screens.
-    let mut out = String::with_capacity(128 + tree.len() * 400);
-    out.push_str(XML_DECLARATION);
-    out.push_str("<hierarchy rotation=\"");
-    out.push_str(&tree.rotation.to_string());
-    out.push('"');
+    let mut out = String::with_capacity(128 + tree.len().saturating_mul(400));
+    write_xml_limited(tree, usize::MAX, &mut |chunk| out.push_str(chunk));
+    out
+}
+
+/// How much of a tree [`write_xml_limited`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct XmlWritten {
+    /// Nodes written: the first `nodes` nodes in document order.
+    pub nodes: usize,
+    /// Bytes written.
+    pub bytes: usize,
+    /// Whether everything was written (every `<hierarchy>` attribute and every node).
+    pub complete: bool,
+}
+
+/// [`write_xml`] streamed to `out` in chunks, stopping before the document would exceed
+/// `max_bytes`: `<hierarchy>` attributes, then nodes in document order, are written while the
+/// document, with the end tags of the nodes still open, stays within `max_bytes`; then the open
+/// nodes are closed. So the output is always well-formed XML (a document-order prefix of the tree)
+/// and at most `max_bytes` long, except that the declaration and an empty
+/// `<hierarchy rotation="…"></hierarchy>` are always written (under 100 bytes).
+///
+/// Linear in the output: nothing is built for a node that does not fit beyond what it takes to see
+/// that it does not.
+pub fn write_xml_limited(tree: &UiTree, max_bytes: usize, out: &mut dyn FnMut(&str)) -> XmlWritten {
+    const END_NODE: &str = "</node>";
+    const END_HIERARCHY: &str = "</hierarchy>";
+    let mut written = 0usize;
+    let mut emit = |chunk: &str, written: &mut usize| {
+        out(chunk);
+        *written = written.saturating_add(chunk.len());
+    };
+    let mut scratch = String::new();
+    scratch.push_str(XML_DECLARATION);
+    scratch.push_str("<hierarchy rotation=\"");
+    scratch.push_str(&tree.rotation.to_string());
+    scratch.push('"');
+    emit(&scratch, &mut written);
+    // What closing the document takes: `>` and `</hierarchy>`.
+    let tail = 1 + END_HIERARCHY.len();
+    let fits = |written: usize, more: usize, reserved: usize| {
+        written.saturating_add(more).saturating_add(reserved) <= max_bytes
+    };
+    let mut complete = true;
     for (name, value) in &tree.hierarchy_extra {
-        push_attribute(&mut out, name, value);
+        scratch.clear();
+        push_attribute(&mut scratch, name, value);
+        if !fits(written, scratch.len(), tail) {
+            complete = false;
+            break;
+        }
+        emit(&scratch, &mut written);
     }
-    out.push('>');
+    emit(">", &mut written);
+    let mut nodes = 0;
     // Iterative, not recursive: a hostile dump can nest deeper than the stack allows.
     let mut open: Vec<NodeId> = Vec::new();
-    for (id, node) in tree.iter() {
-        while let Some(&top) = open.last() {
-            if tree.is_in_subtree(top, id) {
+    if complete {
+        for (id, node) in tree.iter() {
+            while let Some(&top) = open.last() {
+                if tree.is_in_subtree(top, id) {
+                    break;
+                }
+                emit(END_NODE, &mut written);
+                open.pop();
+            }
+            let leaf = tree.is_leaf(id);
+            // Room for this node and every end tag still to come.
+            let reserved =
+                (open.len() + usize::from(!leaf)).saturating_mul(END_NODE.len()) + END_HIERARCHY.len();
+            let room = max_bytes.saturating_sub(written).saturating_sub(reserved);
+            scratch.clear();
+            scratch.push_str("<node");
+            for (name, value) in node.attributes() {
+                push_attribute(&mut scratch, name, &value);
+                if scratch.len() > room {
+                    break;
+                }
+            }
+            scratch.push_str(if leaf { " />" } else { ">" });
+            if scratch.len() > room {
+                complete = false;
                 break;
             }
-            out.push_str("</node>");
-            open.pop();
-        }
-        out.push_str("<node");
-        for (name, value) in node.attributes() {
-            push_attribute(&mut out, name, &value);
-        }
-        if tree.is_leaf(id) {
-            out.push_str(" />");
-        } else {
-            out.push('>');
-            open.push(id);
+            emit(&scratch, &mut written);
+            nodes += 1;
+            if !leaf {
+                open.push(id);
+            }
         }
     }
     for _ in open {
-        out.push_str("</node>");
+        emit(END_NODE, &mut written);
     }
-    out.push_str("</hierarchy>");
-    out
+    emit(END_HIERARCHY, &mut written);
+    XmlWritten { nodes, bytes: written, complete }
 }
 
 fn push_attribute(out: &mut String, name: &str, value: &str) {
@@ -82,6 +144,32 @@ mod tests {
         assert!(xml.contains("text=\"a &quot;b&quot; &amp; &lt;c&gt;&#10;\""));
         assert!(xml.contains("bounds=\"[0,0][5,5]\" /></node></hierarchy>"));
         assert_eq!(read_xml(&xml).unwrap(), t);
+    }
+
+    #[test]
+    fn a_limited_document_is_a_well_formed_prefix() {
+        let mut b = TreeBuilder::new();
+        b.open(Node::new("Root", "p", Bounds::new(0, 0, 10, 10))).unwrap();
+        for i in 0..50 {
+            b.open(Node::new(format!("Level{i}"), "p", Bounds::new(0, 0, 10, 10))).unwrap();
+        }
+        for _ in 0..51 {
+            b.close().unwrap();
+        }
+        let t = b.finish().unwrap();
+        let full = write_xml(&t);
+        for max in [0, 100, 500, 2_000, 10_000, full.len() - 1, full.len()] {
+            let mut out = String::new();
+            let done = write_xml_limited(&t, max, &mut |c| out.push_str(c));
+            assert_eq!(done.bytes, out.len());
+            assert!(out.len() <= max.max(XML_DECLARATION.len() + 40), "{max}: {}", out.len());
+            assert_eq!(done.complete, max >= full.len(), "{max}");
+            let back = read_xml(&out).unwrap();
+            assert_eq!(back.len(), done.nodes);
+            if done.complete {
+                assert_eq!(out, full);
+            }
+        }
     }
 
     #[test]

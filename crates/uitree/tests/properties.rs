@@ -65,7 +65,10 @@ proptest! {
 
     #[test]
     fn reader_never_panics_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-        let _ = read_xml_bytes(&bytes);
+        if let Err(e) = read_xml_bytes(&bytes) {
+            // Errors are positioned: 1-based line and column.
+            prop_assert!(e.line >= 1 && e.column >= 1, "{e}");
+        }
     }
 
     #[test]
@@ -135,9 +138,12 @@ proptest! {
     ) {
         let original = std::fs::read(&file).expect("real dump readable");
         let damaged = apply(&original, &edits);
-        if let Ok(tree) = read_xml_bytes(&damaged) {
-            let again = read_xml(&write_xml(&tree)).expect("written XML re-reads");
-            prop_assert_eq!(again, tree);
+        match read_xml_bytes(&damaged) {
+            Ok(tree) => {
+                let again = read_xml(&write_xml(&tree)).expect("written XML re-reads");
+                prop_assert_eq!(again, tree);
+            }
+            Err(e) => prop_assert!(e.line >= 1 && e.column >= 1, "{e}"),
         }
     }
 }
@@ -203,7 +209,7 @@ fn node() -> impl Strategy<Value = Node> {
                     display_id: display,
                     editable,
                     naf,
-                    extra: extra_unique,
+                    extra: extra_unique.into(),
                 }
             },
         )

@@ -1,0 +1,234 @@
+//! Validity of the scores: on the starter suite, doing nothing earns nothing (SR 0 and ACP 0:
+//! "do no harm" criteria are guards) while the reference earns everything (SR 100%);
+//! `validate` rejects a task on which doing nothing earns progress; SQL that cannot run in a
+//! task's setup or criteria is reported with the file and line it is written on.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use phonebench_agents::NoopAgent;
+use phonebench_env::EpisodeOptions;
+use phonebench_phone::Catalog;
+use phonebench_runner::episode::reference_run;
+use phonebench_runner::validate::{instantiate, sql_problems};
+use phonebench_runner::{Limits, run_episode, validate_task};
+use phonebench_tasks::{Suite, TaskSpec};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn catalog() -> Catalog {
+    Catalog::load_dir(&repo().join("apps")).expect("the apps load")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
+}
+
+/// A task file written to a fresh temporary folder (removed when the test passes).
+struct TempTask {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl TempTask {
+    fn new(name: &str, text: &str) -> TempTask {
+        let dir = std::env::temp_dir().join(format!("phonebench-validity-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(format!("{name}.toml"));
+        std::fs::write(&file, text).unwrap();
+        TempTask { dir, file }
+    }
+
+    fn spec(&self) -> TaskSpec {
+        TaskSpec::load(&self.file).unwrap()
+    }
+
+    /// `file:line: ` as errors start.
+    fn at(&self, line: usize) -> String {
+        format!("{}:{line}: ", self.file.display())
+    }
+}
+
+impl Drop for TempTask {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+#[test]
+fn on_the_starter_suite_noop_earns_nothing_and_the_reference_everything() {
+    let catalog = catalog();
+    let suite = Suite::load(&repo().join("suites/starter")).expect("the starter suite loads");
+    let options = EpisodeOptions::default();
+    let (mut noop_successes, mut noop_progress, mut reference_failures) =
+        (Vec::new(), Vec::new(), Vec::new());
+    let mut acp_sum = 0.0;
+    runtime().block_on(async {
+        for task in &suite.tasks {
+            let inst = instantiate(&catalog, task, suite.manifest.seed, 0).expect("instance 0");
+            let noop = run_episode(&catalog, &inst, &mut NoopAgent, options, Limits::default())
+                .await
+                .unwrap_or_else(|e| panic!("{}: noop episode: {e}", task.id));
+            if noop.verdict.success {
+                noop_successes.push(task.id.clone());
+            }
+            acp_sum += noop.verdict.acp;
+            for c in noop.verdict.criteria.iter().filter(|c| c.passed && !c.guard) {
+                noop_progress.push(format!("{}: {}", task.id, c.label));
+            }
+            match reference_run(&catalog, &inst, options).await {
+                Ok((_, finished)) if finished.verdict.success => {}
+                Ok((_, finished)) => reference_failures.push(format!("{}: {:?}", task.id, finished.verdict)),
+                Err(e) => reference_failures.push(format!("{}: {e}", task.id)),
+            }
+        }
+    });
+    assert!(suite.tasks.len() >= 40, "the whole starter suite ({} tasks)", suite.tasks.len());
+    assert_eq!(noop_successes, Vec::<String>::new(), "noop SR must be 0");
+    assert_eq!(noop_progress, Vec::<String>::new(), "noop ACP must be 0: these criteria hold untouched");
+    assert_eq!(acp_sum, 0.0);
+    assert_eq!(reference_failures, Vec::<String>::new(), "reference SR must be 100%");
+    // Guards are in use (the suite's "do no harm" checks), and each task has something to achieve.
+    let guards = suite.tasks.iter().flat_map(|t| &t.criteria).filter(|c| c.guard).count();
+    assert!(guards >= 8, "{guards} guards");
+    assert!(suite.tasks.iter().all(|t| t.criteria.iter().any(|c| !c.guard)));
+}
+
+/// A Settings task whose goal is to rename the phone, with a criterion that holds untouched.
+const PROGRESS_FOR_NOTHING: &str = r#"id = "t.progress_for_nothing"
+category = "completion"
+goal = "Rename this phone to \"{{ name }}\"."
+apps = ["settings"]
+start = { app = "settings" }
+reference = [
+  'scroll_to "About phone"',
+  'tap "About phone"',
+  'tap "Device name"',
+  'type #edittext "{{ name }}"',
+  'tap "OK"',
+]
+
+[params.name]
+pool = ["Kitchen Phone", "Alex P8"]
+
+[[criteria]]
+state = { app = "settings", sql = "SELECT value FROM settings WHERE key = 'device_name'", equals = "{{ name }}" }
+
+[[criteria]]
+name = "Bluetooth stays on"
+state = { app = "settings", sql = "SELECT value FROM settings WHERE key = 'bluetooth'", equals = "1" }
+"#;
+
+#[test]
+fn validate_rejects_a_task_on_which_doing_nothing_earns_progress() {
+    let catalog = catalog();
+    let task = TempTask::new("noop_acp", PROGRESS_FOR_NOTHING);
+    let v = runtime().block_on(validate_task(&catalog, &task.spec(), 0));
+    assert!(!v.ok(), "noop earns ACP 50%: the task is invalid");
+    assert_eq!(v.problems.len(), 1, "{:?}", v.problems);
+    let problem = &v.problems[0];
+    assert!(problem.starts_with(&task.at(20)), "at the criterion's line: {problem}");
+    for words in ["`Bluetooth stays on`", "does nothing", "ACP 50.0%", "guard = true"] {
+        assert!(problem.contains(words), "{words:?} in: {problem}");
+    }
+}
+
+/// A task with a setup and criteria whose SQL is filled in per test (`SETUP`, `STATE`).
+const SQL_TASK: &str = r#"id = "t.sql"
+category = "completion"
+goal = "Rename this phone."
+apps = ["settings"]
+reference = ["back"]
+
+[[setup]]
+app = "settings"
+sql = """
+UPDATE settings SET value = 'x' WHERE key = 'device_name';
+SETUP;
+"""
+
+[[criteria]]
+name = "renamed"
+state = { app = "settings", sql = "SELECT value FROM settings WHERE key = 'device_name'", equals = "y" }
+
+[[criteria]]
+any = [
+  { text = "nothing" },
+  { name = "the checked one", state = { app = "settings", sql = "STATE" } },
+]
+"#;
+
+/// A setup statement that runs and changes nothing (setup runs statements, it does not query).
+const NO_OP: &str = "UPDATE settings SET value = value WHERE 0";
+
+fn sql_task_problems(name: &str, setup: &str, state: &str) -> (TempTask, Vec<String>) {
+    let task = TempTask::new(name, &SQL_TASK.replace("SETUP", setup).replace("STATE", state));
+    let catalog = catalog();
+    let spec = task.spec();
+    let inst = instantiate(&catalog, &spec, 0, 0).unwrap();
+    let problems = sql_problems(&catalog, &spec, &inst);
+    (task, problems)
+}
+
+#[test]
+fn setup_and_criterion_sql_errors_name_file_and_line() {
+    // Good SQL everywhere: nothing to report.
+    let (_, problems) =
+        sql_task_problems("good", "UPDATE settings SET value = '0' WHERE key = 'wifi'", "SELECT 1");
+    assert_eq!(problems, Vec::<String>::new());
+
+    // A criterion (inside a combinator) reading a table that does not exist: its SQL's line.
+    let (task, problems) = sql_task_problems("criterion", NO_OP, "SELECT count(*) FROM no_such_table");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with(&task.at(21)), "{}", problems[0]);
+    assert!(problems[0].contains("criterion `the checked one`: "), "{}", problems[0]);
+    assert!(problems[0].contains("no such table: no_such_table"), "{}", problems[0]);
+
+    // The second statement of a setup: its own line, not the entry's.
+    let (task, problems) = sql_task_problems("setup", "DELETE FROM no_such_table", "SELECT 1");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with(&task.at(11)), "{}", problems[0]);
+    assert!(problems[0].contains("setup: "), "{}", problems[0]);
+    assert!(problems[0].contains("no such table: no_such_table"), "{}", problems[0]);
+
+    // `validate` reports them before running any agent.
+    let v = runtime().block_on(validate_task(&catalog(), &task.spec(), 0));
+    assert_eq!(v.problems, problems);
+}
+
+#[test]
+fn attach_in_criterion_or_setup_sql_is_refused_with_file_and_line() {
+    let target =
+        std::env::temp_dir().join(format!("phonebench-validity-{}-attached.sqlite", std::process::id()));
+    let attach = format!("ATTACH DATABASE '{}' AS other", target.display());
+
+    let (task, problems) = sql_task_problems("attach_criterion", NO_OP, &attach);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with(&task.at(21)), "{}", problems[0]);
+    assert!(problems[0].contains("criterion `the checked one`: "), "{}", problems[0]);
+    assert!(problems[0].contains("ATTACH is not allowed"), "{}", problems[0]);
+
+    let (task, problems) = sql_task_problems("attach_setup", &attach, "SELECT 1");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with(&task.at(11)), "{}", problems[0]);
+    assert!(problems[0].contains("ATTACH is not allowed"), "{}", problems[0]);
+    assert!(!target.exists(), "nothing was created on the host");
+}
+
+#[test]
+fn stored_criteria_mark_guards_and_older_results_still_load() {
+    use phonebench_runner::results::CriterionResult;
+    let old = r#"{"label":"kept","passed":true,"step":null,"detail":""}"#;
+    let read: CriterionResult = serde_json::from_str(old).unwrap();
+    assert!(!read.guard, "results written before guards existed read as non-guards");
+    let guard = CriterionResult { guard: true, ..read.clone() };
+    let json = serde_json::to_string(&guard).unwrap();
+    assert!(json.contains(r#""guard":true"#), "{json}");
+    assert_eq!(serde_json::to_string(&read).unwrap(), old, "non-guards are stored as before");
+}
