@@ -66,15 +66,7 @@ fn control_characters_typed_and_saved_are_noted_and_the_episode_is_scored() {
 
 /// A package whose entry screen opens `broken`, a screen whose template reads a missing table.
 fn broken_app(case: &str) -> (Catalog, PathBuf) {
-    let root = std::env::temp_dir().join(format!("phonebench-env-hardening-{}-{case}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    let dir = root.join("probe");
-    std::fs::create_dir_all(dir.join("screens")).expect("create the package");
     let files = [
-        (
-            "app.toml",
-            "id = \"probe\"\nname = \"Probe\"\npackage = \"com.example.probe\"\nentry = \"main\"\nicon = \"apps\"\n",
-        ),
         ("schema.sql", "CREATE TABLE opened (id INTEGER PRIMARY KEY);\n"),
         (
             "actions.toml",
@@ -90,9 +82,7 @@ fn broken_app(case: &str) -> (Catalog, PathBuf) {
              <TextView text=\"{{ query_value('SELECT x FROM missing') }}\"/>{% endif %}\n</LinearLayout>\n",
         ),
     ];
-    for (name, text) in files {
-        std::fs::write(dir.join(name), text).expect("write a package file");
-    }
+    let (root, dir) = phonebench_testkit::probe_package(&format!("env-hardening-{case}"), &files);
     let package = AppPackage::load(&dir).unwrap_or_else(|e| panic!("the probe package loads: {e}"));
     (Catalog::new(vec![package]).expect("the catalog"), root)
 }

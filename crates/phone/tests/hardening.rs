@@ -121,15 +121,7 @@ fn ten_megabytes_typed_are_cut_to_the_field_limit_with_a_note() {
 /// table, or markup with an unknown attribute), and whose `dup` action fails the second time (a
 /// primary key taken): bugs that show only at run time, on the app's data.
 fn buggy_phone(case: &str, detail: &str) -> (Phone, PathBuf) {
-    let root = std::env::temp_dir().join(format!("phonebench-hardening-{}-{case}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    let dir = root.join("probe");
-    std::fs::create_dir_all(dir.join("screens")).expect("create the package");
     let files = [
-        (
-            "app.toml",
-            "id = \"probe\"\nname = \"Probe\"\npackage = \"com.example.probe\"\nentry = \"main\"\nicon = \"apps\"\n",
-        ),
         ("schema.sql", "CREATE TABLE taps (id INTEGER PRIMARY KEY, what TEXT NOT NULL);\n"),
         (
             "actions.toml",
@@ -147,9 +139,7 @@ fn buggy_phone(case: &str, detail: &str) -> (Phone, PathBuf) {
         ),
         ("screens/detail.xml", detail),
     ];
-    for (name, text) in files {
-        std::fs::write(dir.join(name), text).expect("write a package file");
-    }
+    let (root, dir) = phonebench_testkit::probe_package(&format!("hardening-{case}"), &files);
     let package = AppPackage::load(&dir).unwrap_or_else(|e| panic!("the probe package loads: {e}"));
     let catalog = Catalog::new(vec![package]).unwrap_or_else(|e| panic!("the probe catalog loads: {e}"));
     let mut phone = Phone::new(catalog, PhoneConfig::default()).expect("the phone starts");

@@ -210,21 +210,11 @@ fn swipe_on_a_list_scrolls_it() {
 /// A minimal package: a button and a list, under a full-screen, non-clickable layer that holds a
 /// floating button in the corner (the CoordinatorLayout/FAB pattern), in `<tmp>/<case>/probe`.
 fn layered_phone(case: &str) -> (Phone, PathBuf) {
-    let root = std::env::temp_dir().join(format!("phonebench-phone-{}-{case}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    let dir = root.join("probe");
-    std::fs::create_dir_all(dir.join("screens")).expect("create the package");
     let files = [
-        (
-            "app.toml",
-            "id = \"probe\"\nname = \"Probe\"\npackage = \"com.example.probe\"\nentry = \"main\"\nicon = \"apps\"\n",
-        ),
         ("schema.sql", "CREATE TABLE taps (id INTEGER PRIMARY KEY, what TEXT NOT NULL);\n"),
         ("actions.toml", "[tapped]\nsteps = [{ sql = \"INSERT INTO taps (what) VALUES (:what)\" }]\n"),
     ];
-    for (name, text) in files {
-        std::fs::write(dir.join(name), text).expect("write a package file");
-    }
+    let (root, dir) = phonebench_testkit::probe_package(&format!("phone-{case}"), &files);
     let rows: String = (0..40)
         .map(|i| format!("      <TextView id=\"row\" text=\"Row {i}\" height=\"56\" width=\"match\"/>\n"))
         .collect();

@@ -72,3 +72,31 @@ pub fn largest_real_xml() -> PathBuf {
         .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
         .unwrap_or_else(|| panic!("no real XML files under {}", shared_dir().display()))
 }
+
+/// The manifest of the throwaway `probe` app [`probe_package`] writes unless `files` has one.
+pub const PROBE_MANIFEST: &str =
+    "id = \"probe\"\nname = \"Probe\"\npackage = \"com.example.probe\"\nentry = \"main\"\nicon = \"apps\"\n";
+
+/// Writes a throwaway app package `probe` (id `probe`, entry screen `main`) at
+/// `<tmp>/phonebench-<case>-<pid>/probe`: [`PROBE_MANIFEST`] and then `files` (relative path,
+/// text; folders are created, `screens/` always). Returns the folder holding it (remove it when done) and the
+/// package folder. Tests that need an app with a particular bug build one this way.
+pub fn probe_package(case: &str, files: &[(&str, &str)]) -> (PathBuf, PathBuf) {
+    let root = std::env::temp_dir().join(format!("phonebench-{case}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("probe");
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .unwrap_or_else(|e| panic!("cannot create {}: {e}", parent.display()));
+        }
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    };
+    write("app.toml", PROBE_MANIFEST);
+    std::fs::create_dir_all(dir.join("screens")).unwrap_or_else(|e| panic!("cannot create screens/: {e}"));
+    for (name, text) in files {
+        write(name, text);
+    }
+    (root, dir)
+}
