@@ -238,17 +238,22 @@ fn host_reading(name: &str, first_time: usize, ctx: &Context<'_>) -> Option<Stri
         return Some(format!("{name}() without a time value {HOST_CLOCK}"));
     }
     for i in first_time..ctx.len() {
-        if let Ok(Value::Text(text)) = ctx.get::<Value>(i) {
-            let word = text.trim().to_ascii_lowercase();
-            match word.as_str() {
-                "now" => return Some(format!("{name}('now') {HOST_CLOCK}")),
-                "localtime" | "utc" => {
-                    return Some(format!(
-                        "{name}(…, '{word}') reads the host time zone; the phone's times are UTC"
-                    ));
-                }
-                _ => {}
-            }
+        let bytes = match ctx.get::<Value>(i) {
+            Ok(Value::Text(text)) => text.into_bytes(),
+            // SQLite reads a blob argument as text: `datetime(x'6e6f77')` is `datetime('now')`.
+            Ok(Value::Blob(blob)) => blob,
+            _ => continue,
+        };
+        // SQLite reads the argument as a C string, so it stops at the first NUL.
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        let word = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
+        // No date or other modifier contains these words, so any spacing or padding around them
+        // is refused too.
+        if word.contains("now") {
+            return Some(format!("{name}('now') {HOST_CLOCK}"));
+        }
+        if let Some(zone) = ["localtime", "utc"].into_iter().find(|z| word.contains(z)) {
+            return Some(format!("{name}(…, '{zone}') reads the host time zone; the phone's times are UTC"));
         }
     }
     None

@@ -245,6 +245,15 @@ mod tests {
                 "INSERT INTO a SELECT datetime(t, 'unixepoch', 'local' || 'time') FROM a".to_string(),
                 "time zone",
             ),
+            // SQLite reads a blob as text and stops at a NUL: both spell 'now' too.
+            ("INSERT INTO a VALUES (datetime(x'6e6f77'))".to_string(), "host clock"),
+            ("INSERT INTO a VALUES (julianday(cast('no' || 'w' AS BLOB)))".to_string(), "host clock"),
+            ("INSERT INTO a VALUES (julianday(char(110, 111, 119, 0)))".to_string(), "host clock"),
+            ("INSERT INTO a VALUES (unixepoch('now ' || char(0) || 'x'))".to_string(), "host clock"),
+            (
+                "INSERT INTO a VALUES (datetime(0, 'unixepoch', x'6c6f63616c74696d65'))".to_string(),
+                "time zone",
+            ),
             ("PRAGMA writable_schema = ON".to_string(), "PRAGMA writable_schema is not allowed"),
         ] {
             let e = seed_error(&statement);

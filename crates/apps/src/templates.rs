@@ -61,8 +61,47 @@ pub fn format_datetime(ms: i64, pattern: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// Template instructions one screen render may execute: real screens take thousands.
-pub const SCREEN_FUEL: u64 = 50_000_000;
+/// Fuel for one screen render. minijinja charges one unit per instruction and a 64th of a unit
+/// per byte a value holds or an operation produces, and refuses an operation whose result the
+/// remaining fuel could not pay for: so this bounds both a render's work and, with
+/// [`bounded_join`], the size of any string it builds (at most 64 bytes a unit, 128 MB). Real
+/// screens take thousands; a 10,000-row list, a few hundred thousand.
+pub const SCREEN_FUEL: u64 = 2_000_000;
+
+/// The longest string the `join` filter may build in a package or task template.
+pub const MAX_JOINED_BYTES: usize = 4 << 20;
+
+/// Replaces minijinja's `join` filter with one that first checks the size of what it would
+/// build. minijinja charges `join` per item but, with an empty separator, not for the items'
+/// bytes, so `[s, s, s, s]|join` nested a few times fills memory before fuel runs out.
+pub fn bounded_join(env: &mut Environment<'_>) {
+    env.add_filter("join", join_within_limit);
+}
+
+fn join_within_limit(
+    state: &mut State,
+    value: &Value,
+    joiner: Option<minijinja::value::StringInput<'_>>,
+    attribute: Option<&str>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    let separator = joiner.as_ref().map_or(0, |j| j.as_str().len());
+    // An item's own text bounds what it (or one of its attributes) contributes.
+    let mut total = 0usize;
+    if let Ok(items) = value.try_iter() {
+        for item in items {
+            let len = item.as_str().map_or_else(|| item.to_string().len(), str::len);
+            total = total.saturating_add(len).saturating_add(separator);
+            if total > MAX_JOINED_BYTES {
+                return Err(Error::new(
+                    ErrorKind::InvalidOperation,
+                    format!("join would build a string over {MAX_JOINED_BYTES} bytes (the limit)"),
+                ));
+            }
+        }
+    }
+    minijinja::filters::join(state, value, joiner, attribute, kwargs)
+}
 
 /// Whether XML 1.0 forbids `c` anywhere in a document (its `Char` production).
 pub fn not_xml_char(c: char) -> bool {
@@ -92,6 +131,7 @@ pub fn new_environment() -> Environment<'static> {
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     // Packages are untrusted: a screen whose template loops without end fails, it does not hang.
     env.set_fuel(Some(SCREEN_FUEL));
+    bounded_join(&mut env);
     env.add_function("query", |state: &State, sql: String, kwargs: Kwargs| -> Result<Value, Error> {
         Ok(Value::from(query_rows(state, None, &sql, &kwargs)?))
     });

@@ -170,3 +170,32 @@ fn templates_that_loop_without_end_run_out_of_fuel() {
     assert!(first.contains("probe.xml:1"), "{first}");
     assert_eq!(render(&package, "probe").expect_err("again"), first, "the same error every time");
 }
+
+#[test]
+fn templates_cannot_build_strings_that_fill_memory() {
+    // A hostile tester's screen: one big repetition, then joins without a separator (which
+    // minijinja charges per item, not per byte); and plain doubling by concatenation.
+    let join = "{% set a = \"x\" * 100000000 %}{% set b = [a,a,a,a,a,a,a,a,a,a]|join %}\
+                {% set c = [b,b,b,b,b]|join %}<LinearLayout><TextView text=\"{{ c|length }}\"/></LinearLayout>\n";
+    let small_join = "{% set a = \"x\" * 1000000 %}{% set b = [a,a,a,a,a,a,a,a,a,a]|join %}\
+                      <LinearLayout><TextView text=\"{{ b|length }}\"/></LinearLayout>\n";
+    let doubling = "{% set ns = namespace(s=\"xxxxxxxxxxxxxxxx\") %}{% for i in range(40) %}\
+                    {% set ns.s = ns.s ~ ns.s %}{% endfor %}<LinearLayout><TextView text=\"{{ ns.s|length }}\"/></LinearLayout>\n";
+    for (case, screen) in [("join", join), ("small-join", small_join), ("doubling", doubling)] {
+        let dir = package(&format!("memory-{case}"), &[("screens/probe.xml", screen)]);
+        let package = AppPackage::load(&dir).expect("loads");
+        let e = render(&package, "probe").expect_err(case);
+        assert!(e.contains("probe.xml:1"), "{case}: {e}");
+        assert!(e.contains("fuel") || e.contains("join would build a string over"), "{case}: {e}");
+    }
+    // Joining within the limit still works.
+    let dir = package(
+        "memory-ok",
+        &[(
+            "screens/probe.xml",
+            "<LinearLayout><TextView text=\"{{ ['a','b','c']|join(', ') }}\"/></LinearLayout>\n",
+        )],
+    );
+    let package = AppPackage::load(&dir).expect("loads");
+    assert!(render(&package, "probe").expect("renders").contains("a, b, c"));
+}

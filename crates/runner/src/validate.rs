@@ -120,7 +120,7 @@ pub async fn validate_task(catalog: &Catalog, task: &TaskSpec, suite_seed: u64) 
         return v;
     }
     let options = EpisodeOptions::default();
-    let mut first = None;
+    let mut instances = Vec::new();
     for instance in 0..REFERENCE_INSTANCES {
         let inst = match instantiate(catalog, task, suite_seed, instance) {
             Ok(i) => i,
@@ -160,40 +160,54 @@ pub async fn validate_task(catalog: &Catalog, task: &TaskSpec, suite_seed: u64) 
                 }
             }
         }
-        if first.is_none() {
-            first = Some(inst);
-        }
+        instances.push((instance, inst));
     }
-    let Some(inst) = first else { return v };
-    match run_episode(catalog, &inst, &mut NoopAgent, options, Limits::default()).await {
-        Ok(f) if f.verdict.success => {
-            v.problems.push(format!("{file}: doing nothing passes: the criteria hold in the initial state"))
-        }
-        Ok(f) if f.verdict.acp > 0.0 => {
-            // Progress for doing nothing: each criterion that holds untouched is named at its line.
-            let acp = f.verdict.acp * 100.0;
-            for (i, c) in f.verdict.criteria.iter().enumerate().filter(|(_, c)| c.passed && !c.guard) {
-                let line = task.lines.criteria.get(i).copied().unwrap_or(task.lines.id);
-                v.problems.push(LoadError::at(&task.file, line, format!(
-                    "criterion `{}` holds when the agent does nothing (doing nothing earns ACP {acp:.1}%): \
-                     if it says something must stay as it was, mark it `guard = true` (guards gate success \
-                     but are not progress); otherwise make it require the change the goal asks for",
-                    c.label
-                )).to_string());
+    // Doing nothing is checked on every instance the reference was: parameters drawn differently
+    // can make a criterion hold untouched on one instance and not another.
+    for (instance, inst) in &instances {
+        match run_episode(catalog, inst, &mut NoopAgent, options, Limits::default()).await {
+            Ok(f) if f.verdict.success => {
+                v.problems.push(format!(
+                    "{file}: instance {instance}: doing nothing passes: the criteria hold in the initial state"
+                ));
+                break;
+            }
+            Ok(f) if f.verdict.acp > 0.0 => {
+                // Progress for doing nothing: each criterion that holds untouched is named at its line.
+                let acp = f.verdict.acp * 100.0;
+                for (i, c) in f.verdict.criteria.iter().enumerate().filter(|(_, c)| c.passed && !c.guard) {
+                    let line = task.lines.criteria.get(i).copied().unwrap_or(task.lines.id);
+                    v.problems.push(LoadError::at(&task.file, line, format!(
+                        "criterion `{}` holds when the agent does nothing (instance {instance}: doing nothing \
+                         earns ACP {acp:.1}%): if it says something must stay as it was, mark it `guard = true` \
+                         (guards gate success but are not progress); otherwise make it require the change the \
+                         goal asks for",
+                        c.label
+                    )).to_string());
+                }
+                break;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                v.problems.push(format!("{file}: instance {instance}: the noop episode failed to run: {e}"));
+                break;
             }
         }
-        Ok(_) => {}
-        Err(e) => v.problems.push(format!("{file}: the noop episode failed to run: {e}")),
     }
-    for seed in RANDOM_SEEDS {
+    // Each random seed plays a different instance, for the same cost as playing one.
+    for (k, seed) in RANDOM_SEEDS.into_iter().enumerate() {
+        let Some((instance, inst)) = instances.get(k % instances.len().max(1)) else { break };
         let mut agent = RandomAgent::new(seed);
         let limits = Limits { max_steps: Some(RANDOM_STEPS), ..Limits::default() };
-        match run_episode(catalog, &inst, &mut agent, options, limits).await {
+        match run_episode(catalog, inst, &mut agent, options, limits).await {
             Ok(f) if f.verdict.success => v.problems.push(format!(
-                "{file}: random play (seed {seed}, {RANDOM_STEPS} steps) passes: the criteria are too easy to hit"
+                "{file}: instance {instance}: random play (seed {seed}, {RANDOM_STEPS} steps) passes: the criteria \
+                 are too easy to hit"
             )),
             Ok(_) => {}
-            Err(e) => v.problems.push(format!("{file}: the random episode (seed {seed}) failed to run: {e}")),
+            Err(e) => v.problems.push(format!(
+                "{file}: instance {instance}: the random episode (seed {seed}) failed to run: {e}"
+            )),
         }
     }
     v

@@ -232,3 +232,53 @@ fn stored_criteria_mark_guards_and_older_results_still_load() {
     assert!(json.contains(r#""guard":true"#), "{json}");
     assert_eq!(serde_json::to_string(&read).unwrap(), old, "non-guards are stored as before");
 }
+
+/// A rename task whose second criterion holds untouched only when the drawn `trick` is "yes".
+const PROGRESS_FOR_NOTHING_ON_SOME_INSTANCES: &str = r#"id = "t.progress_on_some_instances"
+category = "completion"
+goal = "Rename this phone to \"{{ name }}\"."
+apps = ["settings"]
+start = { app = "settings" }
+reference = [
+  'scroll_to "About phone"',
+  'tap "About phone"',
+  'tap "Device name"',
+  'type #edittext "{{ name }}"',
+  'tap "OK"',
+]
+
+[params.name]
+pool = ["Kitchen Phone", "Alex P8"]
+
+[params.trick]
+pool = ["no", "yes"]
+
+[[criteria]]
+state = { app = "settings", sql = "SELECT value FROM settings WHERE key = 'device_name'", equals = "{{ name }}" }
+
+[[criteria]]
+name = "renamed, or a trick"
+state = { app = "settings", sql = "SELECT :trick = 'yes' OR value = :name FROM settings WHERE key = 'device_name'", equals = 1 }
+"#;
+
+#[test]
+fn doing_nothing_is_checked_on_every_instance_not_only_the_first() {
+    let catalog = catalog();
+    let task = TempTask::new("noop_later_instance", PROGRESS_FOR_NOTHING_ON_SOME_INSTANCES);
+    let spec = task.spec();
+    let trick = |seed: u64, instance: u32| {
+        let inst = instantiate(&catalog, &spec, seed, instance).unwrap();
+        inst.params["trick"].as_str().unwrap_or_default().to_string()
+    };
+    // A suite seed whose first instance draws "no" and a later one "yes".
+    let seed = (0..200u64)
+        .find(|&s| trick(s, 0) == "no" && (1..3).any(|i| trick(s, i) == "yes"))
+        .expect("some seed draws no, then yes");
+    let v = runtime().block_on(validate_task(&catalog, &spec, seed));
+    assert!(!v.ok(), "noop earns progress on a later instance: the task is invalid");
+    assert!(
+        v.problems.iter().any(|p| p.contains("`renamed, or a trick`") && p.contains("does nothing")),
+        "{:?}",
+        v.problems
+    );
+}

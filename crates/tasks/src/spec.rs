@@ -767,14 +767,15 @@ pub fn instance_seed(suite_seed: u64, task_id: &str, instance: u32) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Fuel for one goal, parameter or answer template: minijinja charges it per instruction and per
-/// byte a string operation allocates, so a task file's loops end and its strings stay small.
-/// A real goal needs a few hundred units.
-pub const TASK_TEMPLATE_FUEL: u64 = 5_000_000;
+/// Fuel for one goal, parameter or answer template: minijinja charges it per instruction and
+/// refuses an operation whose result (64 bytes a unit) the rest could not pay for, so a task
+/// file's loops end and its strings stay under 6.4 MB. A real goal needs a few hundred units.
+pub const TASK_TEMPLATE_FUEL: u64 = 100_000;
 
 fn template_env() -> minijinja::Environment<'static> {
     let mut env = minijinja::Environment::new();
     env.set_fuel(Some(TASK_TEMPLATE_FUEL));
+    phonebench_apps::templates::bounded_join(&mut env);
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     // Goals are plain text, not HTML: no escaping.
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
