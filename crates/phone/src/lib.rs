@@ -21,6 +21,7 @@ pub mod system;
 pub mod view;
 
 pub use display::Display;
+pub use markup::{MAX_LAYOUT_DEPTH, MAX_LAYOUT_VIEWS};
 pub use phone::{AppEvent, Foreground, MAX_FIELD_CHARS, Outcome, Phone, PhoneConfig, PhoneError};
 pub use phonebench_apps::{CLOCK_START_MS, Catalog};
 

@@ -49,29 +49,71 @@ impl LayoutError {
     }
 }
 
+/// The deepest a screen's layout may nest. Real screens are under 30 deep; layout and drawing
+/// walk the view tree recursively, and this keeps them well inside a 2 MiB thread stack.
+pub const MAX_LAYOUT_DEPTH: usize = 64;
+
+/// The most views one screen's layout may hold (a list is capped at 10,000 rows by the SQL
+/// sandbox; this bounds what a template can emit without queries).
+pub const MAX_LAYOUT_VIEWS: usize = 20_000;
+
 /// Parses rendered layout XML into a view tree. `package` prefixes plain ids; `density` (px per
 /// dp) turns the layout's dp into the px the views hold.
+///
+/// A layout deeper than [`MAX_LAYOUT_DEPTH`] or with more than [`MAX_LAYOUT_VIEWS`] views is an
+/// error, found before anything recursive runs.
 pub fn parse_layout(xml: &str, package: &str, density: f32) -> Result<View, LayoutError> {
-    let doc = roxmltree::Document::parse(xml).map_err(|e| {
+    // Elements, their text and attributes are nodes: the parse stops at a few per allowed view.
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: false,
+        nodes_limit: u32::try_from(MAX_LAYOUT_VIEWS * 8).unwrap_or(u32::MAX),
+        ..roxmltree::ParsingOptions::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(xml, options).map_err(|e| {
+        if matches!(e, roxmltree::Error::NodesLimitReached) {
+            return LayoutError::whole(&format!(
+                "the layout has more than {MAX_LAYOUT_VIEWS} views (the limit per screen)"
+            ));
+        }
         // roxmltree's message already ends with the position ("at 3:7").
         LayoutError::at(e.pos().row as usize, format!("the rendered layout is not XML: {e}"))
     })?;
     let root = doc.root_element();
-    let mut stack: Vec<(roxmltree::Node, usize)> = Vec::new();
+    // Each entry: a node and, once it is open, the next child element to visit (`Some(None)`:
+    // none left, close it).
+    let mut stack: Vec<(roxmltree::Node, Option<Option<roxmltree::Node>>)> = Vec::new();
     // Iterative build (templates can nest deeply): `built` collects finished views per depth.
     let mut built: Vec<Vec<View>> = vec![Vec::new()];
     let mut pending: Vec<View> = Vec::new();
-    stack.push((root, 0));
-    while let Some((node, child_index)) = stack.pop() {
-        if child_index == 0 {
-            let view = element(&doc, node, package, density)?;
-            pending.push(view);
-            built.push(Vec::new());
-        }
-        let children: Vec<roxmltree::Node> = node.children().filter(|c| c.is_element()).collect();
-        if let Some(&child) = children.get(child_index) {
-            stack.push((node, child_index + 1));
-            stack.push((child, 0));
+    let mut views = 0usize;
+    stack.push((root, None));
+    while let Some((node, state)) = stack.pop() {
+        let next_child = match state {
+            Some(next) => next,
+            None => {
+                views += 1;
+                if views > MAX_LAYOUT_VIEWS {
+                    return Err(LayoutError::whole(&format!(
+                        "the layout has more than {MAX_LAYOUT_VIEWS} views (the limit per screen)"
+                    )));
+                }
+                if pending.len() >= MAX_LAYOUT_DEPTH {
+                    return Err(LayoutError::at(
+                        doc.text_pos_at(node.range().start).row as usize,
+                        format!("the layout nests deeper than {MAX_LAYOUT_DEPTH} views (the limit)"),
+                    ));
+                }
+                let view = element(&doc, node, package, density)?;
+                pending.push(view);
+                built.push(Vec::new());
+                node.children().find(|c| c.is_element())
+            }
+        };
+        if let Some(child) = next_child {
+            // Walking siblings, not re-listing the children at every visit, keeps a wide
+            // layout linear.
+            stack.push((node, Some(child.next_siblings().skip(1).find(|c| c.is_element()))));
+            stack.push((child, None));
         } else {
             let children = built.pop().unwrap_or_default();
             let mut view = pending.pop().ok_or(LayoutError::whole("layout nesting is inconsistent"))?;
@@ -98,8 +140,10 @@ fn element(
     d: f32,
 ) -> Result<View, LayoutError> {
     let tag = node.tag_name().name();
-    let line = doc.text_pos_at(node.range().start).row as usize;
-    let fail = |m: String| LayoutError::at(line, format!("<{tag}>: {m}"));
+    // Only on failure: finding a line scans the text from its start.
+    let fail = |m: String| {
+        LayoutError::at(doc.text_pos_at(node.range().start).row as usize, format!("<{tag}>: {m}"))
+    };
     let (class, kind, axis) = match TAGS.iter().find(|(t, ..)| *t == tag) {
         Some((_, class, kind, axis)) => (class.to_string(), *kind, *axis),
         None if tag.contains('.') => (tag.to_string(), Kind::Group, Axis::Vertical),

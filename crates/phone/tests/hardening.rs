@@ -304,3 +304,46 @@ fn a_render_running_past_the_deadline_is_stopped_and_is_not_shown_as_an_app_fail
     assert_eq!(find(&mut phone, "200000").map(|n| n.text).as_deref(), Some("200000"));
     std::fs::remove_dir_all(root).expect("clean up");
 }
+
+/// A detail screen nesting `depth` LinearLayouts (after the first tap) around a text.
+fn nested(depth: usize) -> String {
+    format!(
+        "{{% for i in range({n}) %}}<LinearLayout>{{% endfor %}}<TextView text=\"deep\"/>\
+         {{% for i in range({n}) %}}</LinearLayout>{{% endfor %}}\n",
+        n = depth - 1
+    )
+}
+
+#[test]
+fn a_layout_at_the_depth_limit_renders_on_a_small_thread_stack() {
+    // Tokio's worker threads have 2 MiB stacks; layout and drawing recurse over the view tree.
+    let worker = std::thread::Builder::new().stack_size(2 * 1024 * 1024).spawn(|| {
+        let (mut phone, root) = buggy_phone("depth-ok", &nested(phonebench_phone::MAX_LAYOUT_DEPTH));
+        tap(&mut phone, "Open");
+        assert!(find(&mut phone, "alertTitle").is_none(), "no crash at the limit");
+        assert!(find(&mut phone, "deep").is_some(), "the innermost text is on screen");
+        phone.screenshot().expect("drawn");
+        std::fs::remove_dir_all(root).expect("clean up");
+    });
+    worker.expect("a thread").join().expect("no stack overflow at the depth limit");
+}
+
+#[test]
+fn layouts_too_deep_or_too_wide_show_the_crash_dialog_instead_of_aborting() {
+    let wide = "<LinearLayout>{% for i in range(30000) %}<View/>{% endfor %}</LinearLayout>\n".to_string();
+    for (case, detail, words) in [
+        ("depth-1000", nested(1_000), "nests deeper than 64 views"),
+        ("depth-100000", nested(100_000), "nests deeper than 64 views"),
+        ("wide", wide, "more than 20000 views"),
+    ] {
+        let worker = std::thread::Builder::new().stack_size(2 * 1024 * 1024).spawn(move || {
+            let (mut phone, root) = buggy_phone(case, &detail);
+            tap(&mut phone, "Open");
+            assert_crash_shown(&mut phone, &[words]);
+            act(&mut phone, Action::Key { key: Key::Back });
+            assert_eq!(phone.current_screen(), Some(("probe", "main")), "{case}");
+            std::fs::remove_dir_all(root).expect("clean up");
+        });
+        worker.expect("a thread").join().unwrap_or_else(|_| panic!("{case}: no panic or overflow"));
+    }
+}
