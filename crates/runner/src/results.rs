@@ -499,9 +499,22 @@ impl Drop for ResultsLock {
 }
 
 /// Deletes the results of the folder `lock` holds (database, `episodes.jsonl`, the default
-/// `report/` folder and saved screenshots), keeping the folder and its lock: `--fresh`.
+/// `report/` folder and saved screenshots), keeping the folder and its lock: `--fresh`. Nothing
+/// is deleted unless the folder's `results.sqlite` is ours; a foreign one is an error.
 pub fn clear(lock: &ResultsLock) -> Result<(), ResultsError> {
     let dir = lock.dir();
+    // Only a folder that holds our results database is ours to clear: `--out` may name a folder
+    // with the user's own `report/` or a foreign `results.sqlite`, which must survive a typo.
+    let db = dir.join(DB_FILE);
+    if !db.is_file() {
+        return Ok(());
+    }
+    {
+        let sql = |source| ResultsError::Sqlite { path: db.clone(), source };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&db, flags).map_err(sql)?;
+        check_ours(&conn, &db)?;
+    }
     for name in [DB_FILE, "results.sqlite-wal", "results.sqlite-shm", JSONL_FILE] {
         let file = dir.join(name);
         match std::fs::remove_file(&file) {

@@ -203,3 +203,23 @@ fn differences_name_hashed_files_by_what_they_are() {
     assert_eq!(d.len(), 6, "{d:?}");
     assert!(a.differences(&a.clone()).is_empty());
 }
+
+#[test]
+fn fresh_deletes_nothing_in_a_folder_that_is_not_ours() {
+    // A user's folder with its own `report/` and a foreign `results.sqlite`.
+    let dir = tmp("fresh-foreign");
+    std::fs::create_dir_all(dir.join("report")).unwrap();
+    std::fs::write(dir.join("report/mine.html"), "mine").unwrap();
+    let conn = rusqlite::Connection::open(dir.join(DB_FILE)).unwrap();
+    conn.execute_batch("CREATE TABLE secrets (x); INSERT INTO secrets VALUES ('keep');").unwrap();
+    drop(conn);
+    let before = std::fs::read(dir.join(DB_FILE)).unwrap();
+    let refused = run(&RunOptions { fresh: true, ..options(&dir) }).unwrap_err();
+    assert!(refused.to_string().contains("not a phonebench results database"), "{refused}");
+    assert_eq!(std::fs::read(dir.join(DB_FILE)).unwrap(), before, "the foreign database is kept");
+    assert_eq!(std::fs::read_to_string(dir.join("report/mine.html")).unwrap(), "mine");
+    // Without any results database, `--fresh` has nothing of ours to delete either.
+    std::fs::remove_file(dir.join(DB_FILE)).unwrap();
+    drop(run(&RunOptions { fresh: true, ..options(&dir) }).unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}
