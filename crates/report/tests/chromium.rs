@@ -667,23 +667,10 @@ fn a_real_image_agent_episode_shows_its_screenshot_and_touch_point_in_chromium()
     let dir = fixture::temp_dir("chromium-real");
     let results = dir.join("results");
     let options = RunOptions {
-        suite_name: "starter".into(),
         tasks: Some(REAL_TASK.into()),
-        agent: AgentChoice::Model(Arc::new(agent)),
-        instances: 1,
-        seed: 0,
-        concurrency: 1,
-        out: results.clone(),
-        resume: false,
-        fresh: false,
         limits: Limits { max_steps: Some(4), ..Limits::default() },
-        episode: phonebench_env::EpisodeOptions::default(),
-        progress: false,
-        validation_cache: None,
-        judge: None,
-        user: None,
         save_screenshots: true,
-        stop_after_infrastructure: 0,
+        ..RunOptions::new("starter", AgentChoice::Model(Arc::new(agent)), &results)
     };
     let suite = phonebench_tasks::Suite::load(&repo().join("suites/starter")).unwrap();
     let run_rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();

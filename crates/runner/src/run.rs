@@ -1,6 +1,6 @@
 //! Running a suite: instances in parallel, results stored as they finish, resume after a crash.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -150,6 +150,33 @@ pub struct RunOptions {
     /// Stop starting episodes after this many infrastructure failures in a row (a model server
     /// that is down fails every episode; `--resume` finishes the run later). 0 never stops.
     pub stop_after_infrastructure: usize,
+}
+
+impl RunOptions {
+    /// One instance of every task of `suite_name` by `agent` into `out`, seed 0, one episode at
+    /// a time, default limits and episode options, nothing optional (no judge, model user,
+    /// screenshots, progress bar or validation cache): set the fields that differ.
+    pub fn new(suite_name: &str, agent: AgentChoice, out: &Path) -> RunOptions {
+        RunOptions {
+            suite_name: suite_name.to_string(),
+            tasks: None,
+            agent,
+            instances: 1,
+            seed: 0,
+            concurrency: 1,
+            out: out.to_path_buf(),
+            resume: false,
+            fresh: false,
+            limits: Limits::default(),
+            episode: EpisodeOptions::default(),
+            progress: false,
+            validation_cache: None,
+            judge: None,
+            user: None,
+            save_screenshots: false,
+            stop_after_infrastructure: 0,
+        }
+    }
 }
 
 /// Why a run could not happen.

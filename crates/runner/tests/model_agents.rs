@@ -15,7 +15,6 @@ use phonebench_actions::coords::CoordSpace;
 use phonebench_agents::llm::judge::{JUDGE_TEMPLATE, Judge};
 use phonebench_agents::llm::user::{DEFAULT_PERSONA, ModelUser, USER_TEMPLATE};
 use phonebench_agents::llm::{AgentConfig, ModelAgentSpec, ModelHandle, ModelSection, Models};
-use phonebench_env::EpisodeOptions;
 use phonebench_model::mock::{MockReply, MockServer, all_text, image_urls, last_user_text, system_text};
 use phonebench_model::{ChatModel, Endpoint, OpenAiClient, RetryPolicy, decode_data_url};
 use phonebench_phone::{CLOCK_START_MS, Catalog, Phone, PhoneConfig};
@@ -65,23 +64,10 @@ fn spec(agent: &str, options: &[&str], url: &str) -> AgentChoice {
 
 fn options(agent: AgentChoice, tasks: &str, out: &Path) -> RunOptions {
     RunOptions {
-        suite_name: "starter".into(),
         tasks: Some(tasks.into()),
-        agent,
-        instances: 1,
-        seed: 0,
-        concurrency: 1,
-        out: out.to_path_buf(),
-        resume: false,
-        fresh: false,
         limits: Limits { max_steps: Some(12), ..Limits::default() },
-        episode: EpisodeOptions::default(),
-        progress: false,
-        validation_cache: None,
-        judge: None,
-        user: None,
         save_screenshots: true,
-        stop_after_infrastructure: 0,
+        ..RunOptions::new("starter", agent, out)
     }
 }
 

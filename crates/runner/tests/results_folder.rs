@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use phonebench_phone::Catalog;
 use phonebench_runner::results::{APPLICATION_ID, DB_FILE, JSONL_FILE, LOCK_FILE, ResultsError};
 use phonebench_runner::{
-    AgentChoice, AgentKind, Limits, ResultsDb, ResultsLock, RunConfig, RunError, RunOptions, run_suite,
+    AgentChoice, AgentKind, ResultsDb, ResultsLock, RunConfig, RunError, RunOptions, run_suite,
 };
 use phonebench_tasks::Suite;
 
@@ -26,23 +26,8 @@ fn tmp(name: &str) -> PathBuf {
 
 fn options(out: &Path) -> RunOptions {
     RunOptions {
-        suite_name: "starter".into(),
         tasks: Some("contacts.create".into()),
-        agent: AgentChoice::Builtin(AgentKind::Noop),
-        instances: 1,
-        seed: 0,
-        concurrency: 1,
-        out: out.to_path_buf(),
-        resume: false,
-        fresh: false,
-        limits: Limits::default(),
-        episode: phonebench_env::EpisodeOptions::default(),
-        progress: false,
-        validation_cache: None,
-        judge: None,
-        user: None,
-        save_screenshots: false,
-        stop_after_infrastructure: 0,
+        ..RunOptions::new("starter", AgentChoice::Builtin(AgentKind::Noop), out)
     }
 }
 

@@ -100,17 +100,20 @@ fn on_the_starter_suite_noop_earns_nothing_and_the_reference_everything() {
     assert!(suite.tasks.iter().all(|t| t.criteria.iter().any(|c| !c.guard)));
 }
 
-/// A Settings task whose goal is to rename the phone, with a criterion that holds untouched.
-const PROGRESS_FOR_NOTHING: &str = r#"id = "t.progress_for_nothing"
+/// A Settings task (id `t.<id>`) whose goal is to rename the phone; `rest` adds parameters and
+/// criteria after the first (the name is set).
+fn rename_task(id: &str, rest: &str) -> String {
+    format!(
+        r#"id = "t.{id}"
 category = "completion"
-goal = "Rename this phone to \"{{ name }}\"."
+goal = "Rename this phone to \"{{{{ name }}}}\"."
 apps = ["settings"]
-start = { app = "settings" }
+start = {{ app = "settings" }}
 reference = [
   'scroll_to "About phone"',
   'tap "About phone"',
   'tap "Device name"',
-  'type #edittext "{{ name }}"',
+  'type #edittext "{{{{ name }}}}"',
   'tap "OK"',
 ]
 
@@ -118,8 +121,13 @@ reference = [
 pool = ["Kitchen Phone", "Alex P8"]
 
 [[criteria]]
-state = { app = "settings", sql = "SELECT value FROM settings WHERE key = 'device_name'", equals = "{{ name }}" }
+state = {{ app = "settings", sql = "SELECT value FROM settings WHERE key = 'device_name'", equals = "{{{{ name }}}}" }}
+{rest}"#
+    )
+}
 
+/// The rename task with a criterion that holds untouched (the `[[criteria]]` on line 20).
+const BLUETOOTH_STAYS_ON: &str = r#"
 [[criteria]]
 name = "Bluetooth stays on"
 state = { app = "settings", sql = "SELECT value FROM settings WHERE key = 'bluetooth'", equals = "1" }
@@ -128,7 +136,7 @@ state = { app = "settings", sql = "SELECT value FROM settings WHERE key = 'bluet
 #[test]
 fn validate_rejects_a_task_on_which_doing_nothing_earns_progress() {
     let catalog = catalog();
-    let task = TempTask::new("noop_acp", PROGRESS_FOR_NOTHING);
+    let task = TempTask::new("noop_acp", &rename_task("progress_for_nothing", BLUETOOTH_STAYS_ON));
     let v = runtime().block_on(validate_task(&catalog, &task.spec(), 0));
     assert!(!v.ok(), "noop earns ACP 50%: the task is invalid");
     assert_eq!(v.problems.len(), 1, "{:?}", v.problems);
@@ -233,28 +241,10 @@ fn stored_criteria_mark_guards_and_older_results_still_load() {
     assert_eq!(serde_json::to_string(&read).unwrap(), old, "non-guards are stored as before");
 }
 
-/// A rename task whose second criterion holds untouched only when the drawn `trick` is "yes".
-const PROGRESS_FOR_NOTHING_ON_SOME_INSTANCES: &str = r#"id = "t.progress_on_some_instances"
-category = "completion"
-goal = "Rename this phone to \"{{ name }}\"."
-apps = ["settings"]
-start = { app = "settings" }
-reference = [
-  'scroll_to "About phone"',
-  'tap "About phone"',
-  'tap "Device name"',
-  'type #edittext "{{ name }}"',
-  'tap "OK"',
-]
-
-[params.name]
-pool = ["Kitchen Phone", "Alex P8"]
-
+/// For the rename task: a criterion that holds untouched only when the drawn `trick` is "yes".
+const A_TRICK_ON_SOME_INSTANCES: &str = r#"
 [params.trick]
 pool = ["no", "yes"]
-
-[[criteria]]
-state = { app = "settings", sql = "SELECT value FROM settings WHERE key = 'device_name'", equals = "{{ name }}" }
 
 [[criteria]]
 name = "renamed, or a trick"
@@ -264,7 +254,10 @@ state = { app = "settings", sql = "SELECT :trick = 'yes' OR value = :name FROM s
 #[test]
 fn doing_nothing_is_checked_on_every_instance_not_only_the_first() {
     let catalog = catalog();
-    let task = TempTask::new("noop_later_instance", PROGRESS_FOR_NOTHING_ON_SOME_INSTANCES);
+    let task = TempTask::new(
+        "noop_later_instance",
+        &rename_task("progress_on_some_instances", A_TRICK_ON_SOME_INSTANCES),
+    );
     let spec = task.spec();
     let trick = |seed: u64, instance: u32| {
         let inst = instantiate(&catalog, &spec, seed, instance).unwrap();
