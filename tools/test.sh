@@ -38,4 +38,6 @@ if [ -z "${PHONEBENCH_CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
   command -v chromium >/dev/null || { echo "tools/test.sh: chromium installed but not on PATH" >&2; exit 1; }
 fi
 
+# A fresh machine builds once: incremental-compilation caches would only take disk.
+export CARGO_INCREMENTAL=0
 exec cargo test --workspace --locked "$@"
