@@ -77,6 +77,9 @@ pub enum Step {
     Sql {
         /// The statement.
         sql: String,
+        /// Another app's database to run it on (one the manifest lists in `writes`); `None`:
+        /// this app's own.
+        app: Option<String>,
     },
     /// Stop the action unless the query's first value is true.
     Guard {
@@ -154,11 +157,80 @@ pub enum Step {
         /// Event data: names and expressions.
         data: ExprArgs,
     },
+    /// Run one of this app's actions later, in the background, at a virtual time.
+    Schedule(ScheduleSpec),
+    /// Cancel this app's scheduled actions and notifications with a key.
+    Cancel {
+        /// Expression giving the key.
+        key: String,
+    },
+    /// Post a notification to the shade.
+    Notify(NotifySpec),
+    /// Open the share sheet with a text or a file.
+    Share {
+        /// What is shared: `text`, `subject`, `file` (a file id in the Files store), `mime`, as
+        /// expressions.
+        values: ExprArgs,
+    },
+    /// Ask another app to pick something (a file, a photo) and return it to `action`.
+    Pick {
+        /// The MIME type asked for (a template), e.g. `image/*`.
+        mime: String,
+        /// This app's action run with what the other app returns.
+        action: String,
+    },
+    /// Return values to the app that asked this one to pick (`pick`), which then runs its action.
+    Return {
+        /// The values returned, as expressions.
+        values: ExprArgs,
+    },
+}
+
+/// When and what a `schedule` step runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduleSpec {
+    /// The action to run (of the same app).
+    pub action: String,
+    /// When: an expression giving an absolute virtual time (`at`, ms since the epoch) or a
+    /// delay (`after`, ms); exactly one, unless `rows` gives the times.
+    pub when: ScheduleWhen,
+    /// Arguments the action receives, as expressions.
+    pub args: ExprArgs,
+    /// Expression giving a key that `cancel` can name (and that replaces an earlier one).
+    pub key: Option<String>,
+}
+
+/// See [`ScheduleSpec::when`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScheduleWhen {
+    /// Absolute time, ms since the epoch (an expression).
+    At(String),
+    /// Delay from now, ms (an expression).
+    After(String),
+    /// One run per row of a query: its column `at` is the time; the other columns are the
+    /// action's arguments (a column `key` also keys it).
+    Rows(String),
+}
+
+/// A `notify` step: a notification in the shade; tapping it opens `screen` of the app.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotifySpec {
+    /// Title (a template).
+    pub title: String,
+    /// Text (a template).
+    pub text: Option<String>,
+    /// Screen opened by a tap (the app's entry screen when `None`).
+    pub screen: Option<String>,
+    /// The screen's arguments, as expressions.
+    pub args: ExprArgs,
+    /// Expression giving a key: a later notification with the same key replaces it, `cancel`
+    /// removes it.
+    pub key: Option<String>,
 }
 
 impl Step {
     /// Every step kind's key, for messages.
-    pub const KINDS: [&'static str; 15] = [
+    pub const KINDS: [&'static str; 21] = [
         "sql",
         "guard",
         "navigate",
@@ -174,7 +246,33 @@ impl Step {
         "copy",
         "paste",
         "emit",
+        "schedule",
+        "cancel",
+        "notify",
+        "share",
+        "pick",
+        "return",
     ];
+
+    /// Whether the step needs a screen in front (navigation, dialogs, text fields): such steps
+    /// cannot run in a scheduled (background) action.
+    pub fn needs_screen(&self) -> bool {
+        matches!(
+            self,
+            Step::Navigate { .. }
+                | Step::Replace { .. }
+                | Step::Back { .. }
+                | Step::Set { .. }
+                | Step::Clear { .. }
+                | Step::Dialog(_)
+                | Step::Menu { .. }
+                | Step::OpenApp { .. }
+                | Step::Paste { .. }
+                | Step::Share { .. }
+                | Step::Pick { .. }
+                | Step::Return { .. }
+        )
+    }
 }
 
 #[derive(Deserialize)]
@@ -253,7 +351,7 @@ impl StepReader<'_> {
             many => return Err(self.error(format!("step has several kinds {many:?}; split it into steps"))),
         };
         Ok(match kind {
-            "sql" => Step::Sql { sql: self.string("sql")? },
+            "sql" => Step::Sql { sql: self.string("sql")?, app: self.opt_string("app")? },
             "guard" => Step::Guard { sql: self.string("guard")?, toast: self.opt_string("toast")? },
             "navigate" => {
                 Step::Navigate { screen: self.string("navigate")?, dynamic: false, args: self.args("args")? }
@@ -300,6 +398,40 @@ impl StepReader<'_> {
             "copy" => Step::Copy { expr: self.string("copy")? },
             "paste" => Step::Paste { field: self.string("paste")? },
             "emit" => Step::Emit { event: self.string("emit")?, data: self.args("data")? },
+            "schedule" => Step::Schedule(self.schedule()?),
+            "cancel" => Step::Cancel { key: self.string("cancel")? },
+            "notify" => Step::Notify(self.notify()?),
+            "share" => {
+                let values = self.args("share")?;
+                if let Some((bad, _)) =
+                    values.iter().find(|(k, _)| !matches!(k.as_str(), "text" | "subject" | "file" | "mime"))
+                {
+                    return Err(self.error(format!(
+                        "share: unknown value `{bad}` (expected text, subject, file, mime)"
+                    )));
+                }
+                if !values.iter().any(|(k, _)| k == "text" || k == "file") {
+                    return Err(self.error("share needs a `text` or a `file`"));
+                }
+                Step::Share { values }
+            }
+            "pick" => {
+                let mut table = self.sub_table("pick")?;
+                let mut take = |key: &str| match table.remove(key) {
+                    Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),
+                    other => Err(format!(
+                        "pick `{key}` must be a non-empty string, not {}",
+                        describe(other.as_ref())
+                    )),
+                };
+                let mime = take("mime").map_err(|m| self.error(m))?;
+                let action = take("action").map_err(|m| self.error(m))?;
+                if let Some(key) = table.keys().next() {
+                    return Err(self.error(format!("pick: unknown key `{key}` (expected mime, action)")));
+                }
+                Step::Pick { mime, action }
+            }
+            "return" => Step::Return { values: self.args("return")? },
             _ => return Err(self.error(format!("step kind `{kind}` is not handled"))),
         })
     }
@@ -367,6 +499,57 @@ impl StepReader<'_> {
             return Err(self.error("a dialog needs a `title` or a `message`"));
         }
         Ok(DialogSpec { title, message, buttons, options, selected, action })
+    }
+
+    fn schedule(&mut self) -> Result<ScheduleSpec, LoadError> {
+        let action = self.string("schedule")?;
+        let at = self.opt_string("at")?;
+        let after = self.opt_string("after")?;
+        let rows = self.opt_string("rows")?;
+        let when = match (at, after, rows) {
+            (Some(e), None, None) => ScheduleWhen::At(e),
+            (None, Some(e), None) => ScheduleWhen::After(e),
+            (None, None, Some(sql)) => ScheduleWhen::Rows(sql),
+            _ => return Err(self.error("schedule needs exactly one of `at`, `after` or `rows`")),
+        };
+        let args = self.args("args")?;
+        let key = self.opt_string("key")?;
+        if matches!(when, ScheduleWhen::Rows(_)) && (!args.is_empty() || key.is_some()) {
+            return Err(
+                self.error("schedule with `rows` takes its arguments and key from the query's columns")
+            );
+        }
+        Ok(ScheduleSpec { action, when, args, key })
+    }
+
+    fn notify(&mut self) -> Result<NotifySpec, LoadError> {
+        let mut table = self.sub_table("notify")?;
+        let mut take = |key: &str| match table.remove(key) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s)),
+            Some(other) => {
+                Err(format!("notify `{key}` must be a non-empty string, not {}", describe(Some(&other))))
+            }
+        };
+        let title = take("title").map_err(|m| self.error(m))?;
+        let text = take("text").map_err(|m| self.error(m))?;
+        let screen = take("screen").map_err(|m| self.error(m))?;
+        let key = take("key").map_err(|m| self.error(m))?;
+        let args = match table.remove("args") {
+            None => Vec::new(),
+            Some(value) => {
+                let mut inner =
+                    StepReader { table: toml::Table::from_iter([("args".to_string(), value)]), ..*self };
+                inner.args("args")?
+            }
+        };
+        if let Some(key) = table.keys().next() {
+            return Err(
+                self.error(format!("notify: unknown key `{key}` (expected title, text, screen, args, key)"))
+            );
+        }
+        let Some(title) = title else { return Err(self.error("notify needs a `title`")) };
+        Ok(NotifySpec { title, text, screen, args, key })
     }
 
     fn sub_table(&mut self, key: &str) -> Result<toml::Table, LoadError> {
@@ -481,6 +664,8 @@ pub fn referenced_actions(action: &ActionDef) -> Vec<(&str, &StepDef)> {
             Step::Menu { items } => {
                 out.extend(items.iter().filter_map(|b| b.action.as_deref()).map(|a| (a, step)))
             }
+            Step::Schedule(spec) => out.push((spec.action.as_str(), step)),
+            Step::Pick { action, .. } => out.push((action.as_str(), step)),
             _ => {}
         }
     }

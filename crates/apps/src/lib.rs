@@ -24,9 +24,11 @@ use std::sync::Arc;
 use phonebench_search::{ContentIndex, FieldSpec, IndexSpec};
 use rusqlite::Connection;
 
-pub use actions::{ActionDef, Choice, DialogOption, DialogSpec, Step, StepDef};
+pub use actions::{
+    ActionDef, Choice, DialogOption, DialogSpec, NotifySpec, ScheduleSpec, ScheduleWhen, Step, StepDef,
+};
 pub use error::LoadError;
-pub use manifest::{Manifest, SearchSpec, SystemSettings};
+pub use manifest::{IntentFilter, Manifest, ScreenSpec, SearchSpec, SystemSettings};
 pub use templates::{DATA_KEY, DataSource, RenderData};
 
 /// The virtual clock's start: 2026-03-02 09:00:00 UTC, a Monday morning (ms since the epoch).
@@ -136,6 +138,48 @@ impl AppPackage {
                 format!("entry screen `{}` does not exist ({})", self.manifest.entry, self.screen_list()),
             ));
         }
+        let unknown_action = |line: usize, what: &str, action: &str| {
+            LoadError::at(
+                manifest_file,
+                line,
+                format!("{what} names unknown action `{action}` ({})", self.action_list()),
+            )
+        };
+        for (name, spec) in &self.manifest.screens {
+            if !self.screens.contains_key(name) {
+                return Err(LoadError::at(
+                    manifest_file,
+                    spec.line,
+                    format!("[screens.{name}]: there is no screen `{name}` ({})", self.screen_list()),
+                ));
+            }
+            if let Some(init) = &spec.init
+                && !self.actions.contains_key(init)
+            {
+                return Err(unknown_action(spec.line, &format!("[screens.{name}] init"), init));
+            }
+        }
+        if let Some(boot) = &self.manifest.boot
+            && !self.actions.contains_key(boot)
+        {
+            return Err(unknown_action(self.manifest.lines.boot, "boot", boot));
+        }
+        if let Some(share) = &self.manifest.share
+            && let Some(action) = &share.action
+            && !self.actions.contains_key(action)
+        {
+            return Err(unknown_action(share.line, "[share] action", action));
+        }
+        if let Some(pick) = &self.manifest.pick
+            && let Some(screen) = &pick.screen
+            && !self.screens.contains_key(screen)
+        {
+            return Err(LoadError::at(
+                manifest_file,
+                pick.line,
+                format!("[pick] screen `{screen}` does not exist ({})", self.screen_list()),
+            ));
+        }
         if let Some(sql) = &self.manifest.system.dark_theme {
             conn.query_row(sql, [], |row| row.get::<_, rusqlite::types::Value>(0)).map_err(|e| {
                 LoadError::at(
@@ -221,7 +265,29 @@ impl AppPackage {
             }
         };
         match &step.step {
-            Step::Sql { sql } => check_sql(sql)?,
+            Step::Sql { sql, app: None } => check_sql(sql)?,
+            // Checked against the other app's schema with the catalog (`Catalog::new`).
+            Step::Sql { app: Some(_), .. } => {}
+            Step::Schedule(spec) => {
+                match &spec.when {
+                    ScheduleWhen::At(e) | ScheduleWhen::After(e) => check_expr(e)?,
+                    ScheduleWhen::Rows(sql) => check_sql(sql)?,
+                }
+                spec.args.iter().try_for_each(|(_, e)| check_expr(e))?;
+                spec.key.iter().try_for_each(|e| check_expr(e))?;
+            }
+            Step::Cancel { key } => check_expr(key)?,
+            Step::Notify(spec) => {
+                check_template(&spec.title)?;
+                spec.text.iter().try_for_each(|t| check_template(t))?;
+                spec.screen.iter().try_for_each(|s| check_screen(s))?;
+                spec.args.iter().try_for_each(|(_, e)| check_expr(e))?;
+                spec.key.iter().try_for_each(|e| check_expr(e))?;
+            }
+            Step::Share { values } | Step::Return { values } => {
+                values.iter().try_for_each(|(_, e)| check_expr(e))?
+            }
+            Step::Pick { mime, .. } => check_template(mime)?,
             Step::Guard { sql, toast } => {
                 check_sql(sql)?;
                 if let Some(t) = toast {
@@ -264,6 +330,27 @@ impl AppPackage {
             Step::Back { .. } | Step::Clear { .. } | Step::Paste { .. } => {}
         }
         Ok(())
+    }
+
+    /// Checks a statement another app runs on this app's database (`{ sql, app }` with
+    /// `writes`): one statement, valid against this app's schema, nothing the sandbox refuses.
+    fn check_foreign_sql(&self, sql: &str) -> Result<(), String> {
+        if let Some(reason) = sandbox::host_clock_in_text(sql) {
+            return Err(reason);
+        }
+        let statements = sql::split_statements(sql);
+        if statements.len() != 1 {
+            return Err(format!("a step runs exactly one SQL statement, this has {}", statements.len()));
+        }
+        let mut conn = Connection::open_in_memory().map_err(|e| e.to_string())?;
+        sql::install_functions(&conn, || 0, || 0).map_err(|e| e.to_string())?;
+        sandbox::install(&mut conn, sandbox::Profile::App, sandbox::Deadline::default())
+            .map_err(|e| format!("cannot set up the SQLite sandbox: {e}"))?;
+        sandbox::deserialize(&mut conn, sandbox::Profile::App, &self.snapshot, false)
+            .map_err(|e| format!("cannot open app `{}`'s database: {e}", self.manifest.id))?;
+        conn.prepare(sql).map(|_| ()).map_err(|e| {
+            format!("SQL error on app `{}`'s database: {}", self.manifest.id, sandbox::explain(&e))
+        })
     }
 
     fn screen_list(&self) -> String {
@@ -395,8 +482,34 @@ impl Catalog {
                     ));
                 }
             }
+            for write in &app.manifest.writes {
+                if find(write).is_none() {
+                    return Err(LoadError::at(
+                        &app.dir.join("app.toml"),
+                        app.manifest.lines.writes,
+                        format!("`writes` names app `{write}`, which is not installed"),
+                    ));
+                }
+            }
             for action in app.actions.values() {
                 for step in &action.steps {
+                    if let Step::Sql { sql, app: Some(target) } = &step.step {
+                        let fail = |m: String| {
+                            LoadError::at(
+                                &app.actions_file,
+                                step.line,
+                                format!("action `{}`: {m}", action.name),
+                            )
+                        };
+                        if !app.manifest.writes.contains(target) {
+                            return Err(fail(format!(
+                                "SQL on app `{target}`'s database needs `writes = [\"{target}\"]` in app.toml"
+                            )));
+                        }
+                        if let Some(other) = find(target) {
+                            other.check_foreign_sql(sql).map_err(fail)?;
+                        }
+                    }
                     if let Step::OpenApp { app: target, screen, .. } = &step.step {
                         let fail = |m: String| {
                             LoadError::at(

@@ -48,6 +48,12 @@ fn query_rows(state: &State, app: Option<&str>, sql: &str, kwargs: &Kwargs) -> R
 /// Formats milliseconds since the epoch (UTC) with a strftime pattern, refusing bad patterns with
 /// an error rather than a panic.
 pub fn format_datetime(ms: i64, pattern: &str) -> Result<String, String> {
+    format_datetime_in(ms, pattern, None)
+}
+
+/// [`format_datetime`] in an IANA time zone (`Europe/Berlin`, `Asia/Tokyo`; `None`: UTC, the
+/// phone's zone). The zone database is compiled in, so the result never depends on the host.
+pub fn format_datetime_in(ms: i64, pattern: &str, zone: Option<&str>) -> Result<String, String> {
     use chrono::format::{Item, StrftimeItems};
     let items: Vec<Item> = StrftimeItems::new(pattern).collect();
     if items.iter().any(|i| matches!(i, Item::Error)) {
@@ -56,8 +62,16 @@ pub fn format_datetime(ms: i64, pattern: &str) -> Result<String, String> {
     let time =
         chrono::DateTime::from_timestamp_millis(ms).ok_or_else(|| format!("time {ms} is out of range"))?;
     let mut out = String::new();
-    write!(out, "{}", time.format_with_items(items.into_iter()))
-        .map_err(|_| format!("cannot format time with `{pattern}`"))?;
+    let written = match zone {
+        None => write!(out, "{}", time.format_with_items(items.into_iter())),
+        Some(name) => {
+            let tz: chrono_tz::Tz = name
+                .parse()
+                .map_err(|_| format!("unknown time zone `{name}` (use IANA names like `Europe/Berlin`)"))?;
+            write!(out, "{}", time.with_timezone(&tz).format_with_items(items.into_iter()))
+        }
+    };
+    written.map_err(|_| format!("cannot format time with `{pattern}`"))?;
     Ok(out)
 }
 
@@ -128,7 +142,9 @@ pub fn new_environment() -> Environment<'static> {
         }
         _ => minijinja::escape_formatter(out, state, value),
     });
-    env.set_undefined_behavior(UndefinedBehavior::Lenient);
+    // A misspelt name is an error where it is printed or used, not an empty string; `if x`,
+    // `x or ''` and `x | default(..)` still test for absence.
+    env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
     // Packages are untrusted: a screen whose template loops without end fails, it does not hang.
     env.set_fuel(Some(SCREEN_FUEL));
     bounded_join(&mut env);
@@ -164,8 +180,11 @@ pub fn new_environment() -> Environment<'static> {
             Ok(Value::from(hits))
         },
     );
-    env.add_filter("datetime", |ms: i64, pattern: String| -> Result<String, Error> {
-        format_datetime(ms, &pattern).map_err(|m| Error::new(ErrorKind::InvalidOperation, m))
+    env.add_filter("datetime", |ms: i64, pattern: String, kwargs: Kwargs| -> Result<String, Error> {
+        let zone: Option<String> = kwargs.get("tz")?;
+        kwargs.assert_all_used()?;
+        format_datetime_in(ms, &pattern, zone.as_deref())
+            .map_err(|m| Error::new(ErrorKind::InvalidOperation, m))
     });
     env
 }
@@ -232,11 +251,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn undefined_names_are_errors_where_used_but_may_be_tested() {
+        let env = new_environment();
+        let render = |source: &str| {
+            env.render_str(source, minijinja::context! { args => minijinja::context! { x => 1 } })
+        };
+        let err = render("<A text=\"{{ args.nmae }}\"/>").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UndefinedError, "{err}");
+        assert!(render("{{ nope }}").is_err());
+        assert_eq!(render("{% if args.y %}y{% else %}n{% endif %}").unwrap(), "n");
+        assert_eq!(
+            render("{{ args.y or 'none' }}|{{ args.y | default('d') }}|{{ args.x }}").unwrap(),
+            "none|d|1"
+        );
+    }
+
+    #[test]
     fn datetime_formats_and_refuses_bad_patterns() {
         // 2026-03-02 09:00:00 UTC
         assert_eq!(format_datetime(1_772_442_000_000, "%Y-%m-%d %H:%M").unwrap(), "2026-03-02 09:00");
         assert_eq!(format_datetime(1_772_442_000_000, "%b %-d").unwrap(), "Mar 2");
         assert!(format_datetime(0, "%Q").is_err());
+        // 09:00 UTC on 2 March 2026: Berlin is an hour ahead, New York five behind, and Sydney
+        // (daylight saving in March) eleven ahead, on the next day's calendar only after 13:00.
+        let ms = 1_772_442_000_000;
+        assert_eq!(format_datetime_in(ms, "%H:%M", Some("Europe/Berlin")).unwrap(), "10:00");
+        assert_eq!(format_datetime_in(ms, "%H:%M %:z", Some("America/New_York")).unwrap(), "04:00 -05:00");
+        assert_eq!(format_datetime_in(ms, "%a %H:%M", Some("Australia/Sydney")).unwrap(), "Mon 20:00");
+        assert!(
+            format_datetime_in(ms, "%H", Some("Mars/Olympus")).unwrap_err().contains("unknown time zone")
+        );
     }
 
     #[test]

@@ -133,6 +133,10 @@ impl Episode {
         for setup in &task.setup {
             phone.execute(&setup.app, &setup.sql, &task.sql_params).map_err(|e| setup_err(e.to_string()))?;
         }
+        if !task.setup.is_empty() {
+            // Boot actions (scheduling incoming mail, alarms) see the data as the task set it up.
+            phone.boot().map_err(|e| setup_err(e.to_string()))?;
+        }
         if let Some(app) = &task.start.app {
             phone
                 .start_app(app, task.start.screen.as_deref(), &task.start.args)

@@ -12,21 +12,27 @@
 
 pub mod data;
 pub mod display;
+mod intents;
 pub mod layout;
 pub mod markup;
 mod phone;
 mod render;
 mod steps;
 pub mod system;
+mod timeline;
 pub mod view;
 
 pub use display::Display;
 pub use markup::{MAX_LAYOUT_DEPTH, MAX_LAYOUT_VIEWS};
 pub use phone::{AppEvent, Foreground, MAX_FIELD_CHARS, Outcome, Phone, PhoneConfig, PhoneError};
 pub use phonebench_apps::{CLOCK_START_MS, Catalog};
+pub use timeline::{MAX_FIRINGS_PER_STEP, MAX_NOTIFICATIONS, MAX_SCHEDULED, PostedNotification};
 
 /// Virtual milliseconds each action takes.
 pub const MS_PER_ACTION: i64 = 1_000;
+
+/// The longest one `wait` lets pass (a day): waiting for an alarm is fine, a year is a typo.
+pub const MAX_WAIT_MS: i64 = 86_400_000;
 
 /// Virtual milliseconds a toast stays on screen (Android's `LENGTH_SHORT`).
 pub const TOAST_MS: i64 = 2_000;

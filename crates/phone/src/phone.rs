@@ -18,7 +18,7 @@ use crate::data::{SharedDb, query_rows};
 use crate::display::Display;
 use crate::render::{NodeInfo, Screen, TOAST_LAYER};
 use crate::view::{Handler, Kind, SystemHandler};
-use crate::{MS_PER_ACTION, TOAST_MS};
+use crate::{MAX_WAIT_MS, MS_PER_ACTION, TOAST_MS};
 use phonebench_pixels::{Paint, Pixmap, ScreenImage};
 
 /// Battery level the status bar shows; the Settings app's seed says the same.
@@ -117,6 +117,8 @@ pub(crate) struct Frame {
     pub opened_from: Option<usize>,
     /// Whether the screen has rendered once (text field values and autofocus are applied then).
     pub initialized: bool,
+    /// Set on a screen another app opened with `pick`: its `return` step answers this request.
+    pub pick: Option<crate::intents::PickRequest>,
 }
 
 impl Frame {
@@ -160,6 +162,12 @@ pub(crate) enum Overlay {
         app: usize,
         name: String,
         message: String,
+    },
+    /// The share sheet or an app chooser: (label, icon, what choosing it does).
+    Chooser {
+        title: String,
+        preview: Option<String>,
+        targets: Vec<(String, String, crate::intents::ChooserTarget)>,
     },
 }
 
@@ -208,6 +216,16 @@ pub struct Phone {
     theme_cache: Option<(u64, bool)>,
     /// The optional wall-clock deadline every app connection's statements check (`--timeout`).
     deadline: phonebench_apps::sandbox::Deadline,
+    /// Scheduled app actions and notifications (`timeline.rs`).
+    pub(crate) timeline: crate::timeline::Timeline,
+    /// Whether the notification shade is pulled down (over everything but the system bars).
+    pub(crate) shade: bool,
+    /// Whether the action running now is a scheduled or boot action (no screen to act on).
+    pub(crate) background: bool,
+    /// What a `return` step handed back, run in the asking app once the returning action ends.
+    pub(crate) pending_return: Option<crate::intents::PendingReturn>,
+    /// Apps whose databases the running action (and those it runs) opened a savepoint on.
+    pub(crate) foreign_writes: Vec<usize>,
 }
 
 impl Phone {
@@ -274,7 +292,14 @@ impl Phone {
             data_version: 0,
             theme_cache: None,
             deadline,
+            timeline: crate::timeline::Timeline::default(),
+            shade: false,
+            background: false,
+            pending_return: None,
+            foreign_writes: Vec::new(),
         };
+        let mut phone = phone;
+        phone.boot()?;
         Ok(phone)
     }
 
@@ -307,7 +332,10 @@ impl Phone {
         self.screen = None;
         self.last_observation = None;
         self.data_version += 1;
-        Ok(())
+        self.shade = false;
+        self.background = false;
+        self.pending_return = None;
+        self.boot()
     }
 
     /// The installed apps.
@@ -644,7 +672,8 @@ impl Phone {
                         Foreground::App(i) => i,
                         _ => {
                             outcome.notes.push("no app is in front to restart".into());
-                            self.advance(MS_PER_ACTION);
+                            self.pass_time(MS_PER_ACTION, &mut outcome)?;
+                            self.screen = None;
                             return Ok(outcome);
                         }
                     },
@@ -653,7 +682,8 @@ impl Phone {
                 self.launch(index);
             }
             Action::Wait { ms } => {
-                self.advance(ms.map(|m| m.min(3_600_000) as i64).unwrap_or(MS_PER_ACTION) - MS_PER_ACTION);
+                let wait = ms.map(|m| m.min(MAX_WAIT_MS as u64) as i64).unwrap_or(MS_PER_ACTION);
+                self.pass_time(wait - MS_PER_ACTION, &mut outcome)?;
             }
             Action::Answer { .. }
             | Action::Finish { .. }
@@ -662,7 +692,8 @@ impl Phone {
                 return Err(PhoneError::NotDeviceAction(action.kind()));
             }
         }
-        self.advance(MS_PER_ACTION);
+        self.finish_return(&mut outcome)?;
+        self.pass_time(MS_PER_ACTION, &mut outcome)?;
         self.screen = None;
         // Render now: a screen's first render applies autofocus (and so the keyboard), which
         // `keyboard_shown` and the next observation must already see.
@@ -673,8 +704,9 @@ impl Phone {
         Ok(outcome)
     }
 
-    pub(crate) fn advance(&self, ms: i64) {
-        self.clock.fetch_add(ms.max(0), Ordering::Relaxed);
+    /// Sets the virtual clock (time only moves forward: see [`Phone::pass_time`]).
+    pub(crate) fn set_clock(&self, ms: i64) {
+        self.clock.store(ms, Ordering::Relaxed);
     }
 
     fn node(&self, id: NodeId) -> Node {
@@ -869,6 +901,18 @@ impl Phone {
     }
 
     fn drag(&mut self, from: (i32, i32), to: (i32, i32), outcome: &mut Outcome) -> Result<(), PhoneError> {
+        // The shade: pulled down by a swipe down that starts on the status bar, pushed back up
+        // by a swipe up on it.
+        let down = (to.1 - from.1) as f32;
+        let d = self.config.display;
+        if !self.shade && (from.1 as f32) < d.status_bar_h() && down > d.dp(48.0) {
+            self.open_shade();
+            return Ok(());
+        }
+        if self.shade && -down > d.dp(48.0) && down.abs() > (to.0 - from.0).abs() as f32 {
+            self.shade = false;
+            return Ok(());
+        }
         let Some(node) = self.hit_at(from) else {
             outcome.notes.push("the swipe started on nothing".into());
             return Ok(());
@@ -969,6 +1013,14 @@ impl Phone {
             Key::Backspace => self.backspace(outcome)?,
             Key::Space => self.type_text(" ", false, outcome)?,
             Key::Tab => self.type_text("\t", false, outcome)?,
+            // KEYCODE_NOTIFICATION: Android pulls the shade down (or up again).
+            Key::Other(code) if code == "NOTIFICATION" => {
+                if self.shade {
+                    self.shade = false
+                } else {
+                    self.open_shade()
+                }
+            }
             other => outcome.notes.push(format!("the {} key does nothing here", other.name())),
         }
         Ok(())
@@ -977,6 +1029,10 @@ impl Phone {
     /// Back: keyboard, then dialog or menu, then the screen; at an app's root, to the app that
     /// opened it or home (Android 12+ keeps the app's stack).
     pub(crate) fn back(&mut self) {
+        if self.shade {
+            self.shade = false;
+            return;
+        }
         if self.keyboard_shown() {
             self.keyboard = false;
             return;
@@ -1006,6 +1062,7 @@ impl Phone {
     }
 
     pub(crate) fn home(&mut self) {
+        self.shade = false;
         self.keyboard = false;
         self.overlay = None;
         self.foreground = Foreground::Home;
@@ -1174,6 +1231,9 @@ impl Phone {
                 }
             }
             SystemHandler::CloseApp(i) => self.close_app(i),
+            SystemHandler::OpenNotification(i) => self.open_notification(i),
+            SystemHandler::ClearNotifications => self.clear_notifications(),
+            SystemHandler::Choose(i) => self.choose(i, outcome)?,
             SystemHandler::MenuItem(i) => {
                 if let Some(Overlay::Menu { items, .. }) = self.overlay.take()
                     && let Some((_, item)) = items.get(i)
@@ -1228,6 +1288,9 @@ impl Phone {
             clipboard: self.clipboard.clone(),
             events: self.events.len(),
             stacks: self.apps.iter().map(|a| (a.stack.clone(), a.return_to)).collect(),
+            timeline: self.timeline.clone(),
+            shade: self.shade,
+            pending_return: self.pending_return.clone(),
         }
     }
 
@@ -1241,6 +1304,9 @@ impl Phone {
         self.toast = session.toast;
         self.clipboard = session.clipboard;
         self.events.truncate(session.events);
+        self.timeline = session.timeline;
+        self.shade = session.shade;
+        self.pending_return = session.pending_return;
         for (app, (stack, return_to)) in self.apps.iter_mut().zip(session.stacks) {
             app.stack = stack;
             app.return_to = return_to;
@@ -1290,6 +1356,9 @@ pub(crate) struct Session {
     clipboard: Option<String>,
     events: usize,
     stacks: Vec<(Vec<Frame>, Option<usize>)>,
+    timeline: crate::timeline::Timeline,
+    shade: bool,
+    pending_return: Option<crate::intents::PendingReturn>,
 }
 
 /// Characters of an app failure's message a step note quotes (the whole is in the dialog's

@@ -67,7 +67,8 @@ pub(crate) struct CacheKey {
     vars: BTreeMap<String, Value>,
     fields: BTreeMap<String, String>,
     data_version: u64,
-    minute: i64,
+    /// The clock cut to the screen's tick (a minute unless `[screens.NAME] tick` says).
+    time: i64,
     clipboard: Option<String>,
     keyboard: bool,
 }
@@ -182,7 +183,19 @@ impl Phone {
         let keyboard_view = keyboard.then(|| system::keyboard(&d));
         let clock = phonebench_apps::templates::format_datetime(now, "%-H:%M").unwrap_or_default();
         let home = self.foreground == Foreground::Home;
-        let status = system::status_bar(&d, &clock, self.battery, home);
+        // One status-bar icon per app with notifications, newest first.
+        let mut notifying: Vec<(String, String)> = Vec::new();
+        for n in &self.timeline.notifications {
+            let m = &self.apps[n.app].package.manifest;
+            if !notifying.iter().any(|(name, _)| name == &m.name) {
+                notifying.push((m.name.clone(), m.icon.clone()));
+            }
+        }
+        let status = system::status_bar(&d, &clock, self.battery, home && !self.shade, &notifying);
+        let shade_view = self.shade.then(|| {
+            let date = phonebench_apps::templates::format_datetime(now, "%a, %b %-d").unwrap_or_default();
+            system::shade(&d, &date, &clock, &self.shade_rows())
+        });
         let nav = system::nav_bar(&d, home);
 
         let fail = |message: String| PhoneError::App { app: main_package.clone(), message };
@@ -256,6 +269,20 @@ impl Phone {
             });
         }
         let mut system_bounds = Vec::new();
+        if let Some(view) = &shade_view {
+            // Over the app, its dialogs and toasts; under the system bars, as Android's shade.
+            let area = Rect { x: 0.0, y: app_top, w: screen_w, h: app_bottom_full - app_top };
+            system_bounds.push(to_bounds(area));
+            windows.push(WindowSpec {
+                kind: WindowKind::SystemUi,
+                layer: 25,
+                package: SYSTEMUI.to_string(),
+                laid: layout(view, area, true, density).map_err(fail)?,
+                app_surface: false,
+                scroll: BTreeMap::new(),
+                focused: None,
+            });
+        }
         if let Some(view) = &keyboard_view {
             let area = Rect { x: 0.0, y: app_bottom_full - d.keyboard_h(), w: screen_w, h: d.keyboard_h() };
             system_bounds.push(to_bounds(area));
@@ -321,6 +348,16 @@ impl Phone {
         system::crash_screen(&self.config.display, &self.apps[i].package.manifest.name, message, i)
     }
 
+    /// How finely app `i`'s top screen sees time, ms.
+    fn tick_ms(&self, i: usize) -> i64 {
+        let app = &self.apps[i];
+        app.stack
+            .last()
+            .and_then(|f| app.package.manifest.screens.get(&f.screen))
+            .and_then(|s| s.tick_ms)
+            .unwrap_or(60_000)
+    }
+
     /// What app `i`'s top screen depends on now; `None` before its first render (which applies
     /// autofocus and so must run).
     fn cache_key(&self, i: usize) -> Option<CacheKey> {
@@ -331,7 +368,7 @@ impl Phone {
             vars: frame.vars.clone(),
             fields: frame.fields.clone(),
             data_version: self.data_version,
-            minute: self.now_ms().div_euclid(60_000),
+            time: self.now_ms().div_euclid(self.tick_ms(i)),
             clipboard: self.clipboard.clone(),
             keyboard: self.keyboard_shown(),
         })
@@ -359,8 +396,9 @@ impl Phone {
             ("args", Value::from(frame.args.clone())),
             ("vars", Value::from(frame.vars.clone())),
             ("fields", Value::from(frame.fields.clone())),
-            // Screens see time to the minute, as a phone shows it; actions get the exact time.
-            ("now", Value::from(self.now_ms().div_euclid(60_000) * 60_000)),
+            // Screens see time to the minute, as a phone shows it, or to their tick (a stopwatch:
+            // a second); actions get the exact time.
+            ("now", Value::from(self.now_ms().div_euclid(self.tick_ms(i)) * self.tick_ms(i))),
             ("clipboard", Value::from(self.clipboard.clone().unwrap_or_default())),
             (
                 "app",
@@ -543,6 +581,11 @@ fn overlay_view(d: &crate::display::Display, overlay: &Overlay) -> View {
             system::menu(d, &labels)
         }
         Overlay::Crash { app, name, message } => system::crash_dialog(d, name, message, *app),
+        Overlay::Chooser { title, preview, targets } => {
+            let rows: Vec<(String, String)> =
+                targets.iter().map(|(l, i, _)| (l.clone(), i.clone())).collect();
+            system::chooser(d, title, preview.as_deref(), &rows)
+        }
     }
 }
 

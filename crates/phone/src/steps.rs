@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use minijinja::Value;
-use phonebench_apps::{AppPackage, Step};
+use phonebench_apps::{AppPackage, ScheduleWhen, Step};
 
 use crate::data::{bind, to_json};
 use crate::phone::{AppEvent, Foreground, Frame, MenuAction, Outcome, Overlay, Phone, PhoneError};
@@ -87,7 +87,7 @@ impl Phone {
         }
     }
 
-    fn run_app_action(
+    pub(crate) fn run_app_action(
         &mut self,
         app: usize,
         name: &str,
@@ -112,12 +112,35 @@ impl Phone {
                 .map_err(|e| PhoneError::App { app: app_id.clone(), message: e.to_string() })
         };
         savepoint("SAVEPOINT phonebench_action")?;
-        let origin = self.apps[app].stack.last().cloned().unwrap_or_default();
+        // A background (scheduled) action has no screen: its scope has no fields or vars.
+        let origin = if self.background {
+            Frame::default()
+        } else {
+            self.apps[app].stack.last().cloned().unwrap_or_default()
+        };
         let mut scope = Scope { event: args, origin, specials: BTreeMap::new() };
         scope.specials.insert("now".into(), Value::from(self.now_ms()));
         scope.specials.insert("clipboard".into(), Value::from(self.clipboard.clone().unwrap_or_default()));
         let session = self.session();
+        let foreign_before = self.foreign_writes.len();
         let result = self.run_steps(app, &package, name, &mut scope, outcome);
+        // Other apps' databases this action wrote (`{ sql, app }`) end with it: kept or undone.
+        let foreign: Vec<usize> = self.foreign_writes.drain(foreign_before..).collect();
+        for other in foreign {
+            let sql = if result.is_ok() {
+                "RELEASE phonebench_foreign"
+            } else {
+                "ROLLBACK TO phonebench_foreign; RELEASE phonebench_foreign"
+            };
+            if let Ok(conn) = self.apps[other].db.lock()
+                && !conn.is_autocommit()
+            {
+                conn.execute_batch(sql).map_err(|e| PhoneError::App {
+                    app: self.apps[other].package.manifest.id.clone(),
+                    message: e.to_string(),
+                })?;
+            }
+        }
         match result {
             Ok(()) => savepoint("RELEASE phonebench_action"),
             Err(e) => {
@@ -163,10 +186,27 @@ impl Phone {
             let text = |scope: &Scope, template: &str| -> Result<String, PhoneError> {
                 package.env.render_str(template, Phone::scope_context(scope)).map_err(|e| at(e.to_string()))
             };
+            if self.background && step.step.needs_screen() {
+                return Err(at(
+                    "this step needs a screen, and a scheduled or boot action runs in the background \
+                     (post a notification that opens the screen instead)"
+                        .into(),
+                ));
+            }
             match &step.step {
-                Step::Sql { sql } => {
+                Step::Sql { sql, app: target } => {
+                    let db = match target {
+                        None => self.apps[app].db.clone(),
+                        Some(target) => {
+                            let other = self.find_app(target).ok_or_else(|| {
+                                at(format!("app `{target}` is not installed on this phone"))
+                            })?;
+                            self.foreign_savepoint(other).map_err(at)?;
+                            self.apps[other].db.clone()
+                        }
+                    };
                     let (changes, last) = {
-                        let conn = self.apps[app].db.lock().map_err(|_| at("lock poisoned".into()))?;
+                        let conn = db.lock().map_err(|_| at("lock poisoned".into()))?;
                         let mut stmt = conn.prepare_cached(sql).map_err(|e| {
                             at(format!("SQL error: {}", phonebench_apps::sandbox::explain(&e)))
                         })?;
@@ -326,6 +366,91 @@ impl Phone {
                         frame.fields.insert(field.clone(), value);
                     }
                 }
+                Step::Schedule(spec) => {
+                    let key = |scope: &Scope, e: &Option<String>| -> Result<Option<String>, PhoneError> {
+                        e.as_deref().map(|e| eval(scope, e).map(|v| display(&v))).transpose()
+                    };
+                    let now = self.now_ms();
+                    let mut runs: Vec<(i64, BTreeMap<String, Value>, Option<String>)> = Vec::new();
+                    match &spec.when {
+                        ScheduleWhen::At(e) | ScheduleWhen::After(e) => {
+                            let v = eval(scope, e)?;
+                            let ms = i64::try_from(v.clone())
+                                .map_err(|_| at(format!("schedule: `{e}` gave {v}, not a number of ms")))?;
+                            let due = if matches!(spec.when, ScheduleWhen::After(_)) {
+                                now.saturating_add(ms)
+                            } else {
+                                ms
+                            };
+                            runs.push((due, eval_args(scope, &spec.args)?, key(scope, &spec.key)?));
+                        }
+                        ScheduleWhen::Rows(sql) => {
+                            let rows = {
+                                let conn =
+                                    self.apps[app].db.lock().map_err(|_| at("lock poisoned".into()))?;
+                                crate::data::query_rows(&conn, sql, &|n| Phone::scope_value(scope, n))
+                                    .map_err(at)?
+                            };
+                            for row in rows {
+                                let mut args = BTreeMap::new();
+                                let mut due = None;
+                                let mut row_key = None;
+                                for k in row.try_iter().map_err(|e| at(e.to_string()))? {
+                                    let name = display(&k);
+                                    let v = row.get_item(&k).map_err(|e| at(e.to_string()))?;
+                                    match name.as_str() {
+                                        "at" => due = i64::try_from(v).ok(),
+                                        "key" => row_key = Some(display(&v)),
+                                        _ => {
+                                            args.insert(name, v);
+                                        }
+                                    }
+                                }
+                                let due = due.ok_or_else(|| {
+                                    at("schedule rows: every row needs a column `at` (ms since the epoch)".into())
+                                })?;
+                                runs.push((due, args, row_key));
+                            }
+                        }
+                    }
+                    for (due, args, key) in runs {
+                        self.timeline.schedule(app, spec.action.clone(), due, args, key).map_err(at)?;
+                    }
+                }
+                Step::Cancel { key } => {
+                    let key = display(&eval(scope, key)?);
+                    self.timeline.cancel(app, &key);
+                }
+                Step::Notify(spec) => {
+                    let notification = crate::timeline::Notification {
+                        seq: 0,
+                        app,
+                        key: spec.key.as_deref().map(|e| eval(scope, e).map(|v| display(&v))).transpose()?,
+                        title: text(scope, &spec.title)?,
+                        text: spec.text.as_deref().map(|t| text(scope, t)).transpose()?,
+                        posted_ms: self.now_ms(),
+                        screen: spec.screen.clone(),
+                        args: eval_args(scope, &spec.args)?,
+                    };
+                    self.timeline.post(notification);
+                }
+                Step::Share { values } => {
+                    let values = eval_args(scope, values)?;
+                    self.share(app, values, outcome);
+                }
+                Step::Pick { mime, action } => {
+                    let mime = text(scope, mime)?;
+                    let request = crate::intents::PickRequest {
+                        from: app,
+                        action: action.clone(),
+                        args: scope.event.clone(),
+                    };
+                    self.pick(app, mime, request, outcome);
+                }
+                Step::Return { values } => {
+                    let values = eval_args(scope, values)?;
+                    self.return_picked(app, values).map_err(at)?;
+                }
                 Step::Emit { event, data } => {
                     let values = eval_args(scope, data)?;
                     let data: serde_json::Map<String, serde_json::Value> =
@@ -341,4 +466,24 @@ impl Phone {
         }
         Ok(())
     }
+}
+
+impl Phone {
+    /// Opens a savepoint on app `other`'s database the first time the running action writes
+    /// it, so that the action's failure undoes that write too.
+    fn foreign_savepoint(&mut self, other: usize) -> Result<(), String> {
+        if self.foreign_writes.contains(&other) {
+            return Ok(());
+        }
+        let conn = self.apps[other].db.lock().map_err(|_| "lock poisoned".to_string())?;
+        conn.execute_batch("SAVEPOINT phonebench_foreign").map_err(|e| e.to_string())?;
+        drop(conn);
+        self.foreign_writes.push(other);
+        Ok(())
+    }
+}
+
+/// A value as text: strings as they are, anything else as minijinja prints it.
+fn display(v: &Value) -> String {
+    v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
 }

@@ -32,8 +32,15 @@ fn with_id(mut v: View, id: &str) -> View {
     v
 }
 
-/// The status bar: clock and battery; see-through over the launcher's wallpaper.
-pub fn status_bar(d: &Display, clock: &str, battery: u8, over_wallpaper: bool) -> View {
+/// The status bar: clock, an icon per app with notifications (`notifying`: app name and icon),
+/// and battery; see-through over the launcher's wallpaper.
+pub fn status_bar(
+    d: &Display,
+    clock: &str,
+    battery: u8,
+    over_wallpaper: bool,
+    notifying: &[(String, String)],
+) -> View {
     let mut bar = with_id(group(Axis::Horizontal), "com.android.systemui:id/status_bar");
     bar.role = Some(if over_wallpaper { Role::Wallpaper } else { Role::StatusBar });
     bar.style.width = Dim::Match;
@@ -48,7 +55,21 @@ pub fn status_bar(d: &Display, clock: &str, battery: u8, over_wallpaper: bool) -
     battery_view.role = Some(Role::Battery);
     battery_view.style.width = Dim::Px(d.dp(24.0));
     battery_view.style.height = Dim::Px(d.dp(16.0));
-    bar.children = vec![clock, battery_view];
+    let mut icons = with_id(group(Axis::Horizontal), "com.android.systemui:id/notification_icon_area");
+    icons.style.weight = 1.0;
+    icons.style.align = Align::Center;
+    icons.style.gap = d.dp(4.0);
+    icons.style.padding = Edges { left: d.dp(8.0), ..Edges::default() };
+    for (app, icon) in notifying.iter().take(4) {
+        let mut v = View::new("android.widget.ImageView", Kind::Image);
+        v.desc = format!("{app} notification");
+        v.icon = Some(icon.clone());
+        v.role = Some(Role::Image);
+        v.style.width = Dim::Px(d.dp(16.0));
+        v.style.height = Dim::Px(d.dp(16.0));
+        icons.children.push(v);
+    }
+    bar.children = vec![clock, icons, battery_view];
     bar
 }
 
@@ -334,5 +355,152 @@ pub fn crash_screen(d: &Display, name: &str, message: &str, app: usize) -> View 
     root.style.align = Align::Center;
     root.style.justify = Align::Center;
     root.children.push(crash_dialog(d, name, message, app));
+    root
+}
+
+/// One notification as the shade lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShadeRow {
+    /// The posting app's name.
+    pub app: String,
+    /// Its launcher icon.
+    pub icon: String,
+    /// When it was posted, as the clock shows it.
+    pub when: String,
+    /// Title.
+    pub title: String,
+    /// Text (may be empty).
+    pub text: String,
+}
+
+/// The notification shade: date and time, the notifications newest first (tap to open), and
+/// "Clear all"; or "No notifications".
+pub fn shade(d: &Display, date: &str, clock: &str, rows: &[ShadeRow]) -> View {
+    let mut root = with_id(group(Axis::Vertical), "com.android.systemui:id/notification_panel");
+    root.role = Some(Role::Surface);
+    root.style.width = Dim::Match;
+    root.style.height = Dim::Match;
+    root.style.padding = Edges { top: d.dp(16.0), left: d.dp(16.0), right: d.dp(16.0), bottom: d.dp(16.0) };
+    root.style.gap = d.dp(12.0);
+    let mut header = group(Axis::Horizontal);
+    header.style.align = Align::Center;
+    header.style.gap = d.dp(12.0);
+    let mut time = with_id(text(d, "android.widget.TextView", clock, 32.0), "com.android.systemui:id/clock");
+    if let Some(look) = &mut time.look {
+        look.max_lines = Some(1);
+    }
+    let date = with_id(text(d, "android.widget.TextView", date, 14.0), "com.android.systemui:id/date");
+    header.children = vec![time, date];
+    root.children.push(header);
+    let mut list = with_id(
+        View::new("android.widget.ScrollView", Kind::Scroll),
+        "com.android.systemui:id/notification_stack_scroller",
+    );
+    list.style.weight = 1.0;
+    list.style.height = Dim::Px(0.0);
+    list.style.gap = d.dp(8.0);
+    if rows.is_empty() {
+        let mut empty = with_id(
+            text(d, "android.widget.TextView", "No notifications", 16.0),
+            "com.android.systemui:id/no_notifications",
+        );
+        empty.style.padding = Edges { top: d.dp(24.0), ..Edges::default() };
+        list.children.push(empty);
+    }
+    for (i, row) in rows.iter().enumerate() {
+        let mut card = with_id(group(Axis::Vertical), "com.android.systemui:id/expandableNotificationRow");
+        card.class = "android.widget.FrameLayout".into();
+        card.role = Some(Role::Card);
+        card.clickable = true;
+        card.hooks.on_click = Some(Handler::System(SystemHandler::OpenNotification(i)));
+        card.style.padding =
+            Edges { top: d.dp(12.0), bottom: d.dp(12.0), left: d.dp(16.0), right: d.dp(16.0) };
+        card.style.gap = d.dp(4.0);
+        let mut head = group(Axis::Horizontal);
+        head.style.align = Align::Center;
+        head.style.gap = d.dp(8.0);
+        let mut icon = with_id(View::new("android.widget.ImageView", Kind::Image), "android:id/icon");
+        icon.icon = Some(row.icon.clone());
+        icon.role = Some(Role::Image);
+        icon.style.width = Dim::Px(d.dp(18.0));
+        icon.style.height = Dim::Px(d.dp(18.0));
+        let app = with_id(text(d, "android.widget.TextView", &row.app, 12.0), "android:id/app_name_text");
+        let when = with_id(text(d, "android.widget.TextView", &row.when, 12.0), "android:id/time");
+        head.children = vec![icon, app, when];
+        let mut title = with_id(text(d, "android.widget.TextView", &row.title, 16.0), "android:id/title");
+        if let Some(look) = &mut title.look {
+            look.bold = true;
+            look.max_lines = Some(1);
+        }
+        card.children = vec![head, title];
+        if !row.text.is_empty() {
+            let mut body = with_id(text(d, "android.widget.TextView", &row.text, 14.0), "android:id/text");
+            if let Some(look) = &mut body.look {
+                look.max_lines = Some(2);
+            }
+            card.children.push(body);
+        }
+        list.children.push(card);
+    }
+    root.children.push(list);
+    if !rows.is_empty() {
+        let mut clear = with_id(
+            text(d, "android.widget.Button", "Clear all", 14.0),
+            "com.android.systemui:id/dismiss_text",
+        );
+        clear.role = Some(Role::TonalButton);
+        clear.clickable = true;
+        clear.hooks.on_click = Some(Handler::System(SystemHandler::ClearNotifications));
+        clear.style.min_height = d.dp(40.0);
+        clear.style.padding =
+            Edges { left: d.dp(16.0), right: d.dp(16.0), top: d.dp(10.0), bottom: d.dp(10.0) };
+        let mut bar = group(Axis::Horizontal);
+        bar.style.justify = Align::End;
+        bar.children.push(clear);
+        root.children.push(bar);
+    }
+    root
+}
+
+/// The share sheet or an app chooser: a title, an optional preview of shared text, and one row
+/// per target (label, icon).
+pub fn chooser(d: &Display, title: &str, preview: Option<&str>, targets: &[(String, String)]) -> View {
+    let mut root = with_id(group(Axis::Vertical), "android:id/contentPanel");
+    root.class = "android.widget.LinearLayout".into();
+    root.role = Some(Role::Dialog);
+    root.style.width = Dim::Px((d.width_px() - d.dp(48.0)).floor());
+    root.style.padding = Edges { top: d.dp(24.0), bottom: d.dp(8.0), left: 0.0, right: 0.0 };
+    let mut t = with_id(text(d, "android.widget.TextView", title, 20.0), "android:id/title");
+    t.style.padding = Edges { left: d.dp(24.0), right: d.dp(24.0), bottom: d.dp(12.0), top: 0.0 };
+    root.children.push(t);
+    if let Some(p) = preview {
+        let mut v = with_id(text(d, "android.widget.TextView", p, 14.0), "android:id/content_preview_text");
+        v.tone = phonebench_pixels::Tone::Secondary;
+        if let Some(look) = &mut v.look {
+            look.max_lines = Some(2);
+        }
+        v.style.padding = Edges { left: d.dp(24.0), right: d.dp(24.0), bottom: d.dp(12.0), top: 0.0 };
+        root.children.push(v);
+    }
+    let mut list = with_id(View::new("android.widget.ListView", Kind::Group), "android:id/resolver_list");
+    for (i, (label, icon_name)) in targets.iter().enumerate() {
+        let mut row = group(Axis::Horizontal);
+        row.class = "android.widget.LinearLayout".into();
+        row.clickable = true;
+        row.hooks.on_click = Some(Handler::System(SystemHandler::Choose(i)));
+        row.style.min_height = d.dp(56.0);
+        row.style.align = Align::Center;
+        row.style.gap = d.dp(16.0);
+        row.style.padding = Edges { left: d.dp(24.0), right: d.dp(24.0), top: d.dp(8.0), bottom: d.dp(8.0) };
+        let mut icon = with_id(View::new("android.widget.ImageView", Kind::Image), "android:id/icon");
+        icon.icon = Some(icon_name.clone());
+        icon.role = Some(Role::Image);
+        icon.style.width = Dim::Px(d.dp(32.0));
+        icon.style.height = Dim::Px(d.dp(32.0));
+        let label = with_id(text(d, "android.widget.TextView", label, 16.0), "android:id/text1");
+        row.children = vec![icon, label];
+        list.children.push(row);
+    }
+    root.children.push(list);
     root
 }

@@ -159,6 +159,12 @@ pub enum SystemHandler {
     SwitchTo(usize),
     /// The "keeps stopping" dialog's "Close app": close app `i` (its back stack goes).
     CloseApp(usize),
+    /// Notification `i` of the shade: open it.
+    OpenNotification(usize),
+    /// The shade's "Clear all".
+    ClearNotifications,
+    /// Entry `i` of the share sheet or app chooser.
+    Choose(usize),
 }
 
 /// What runs when a view is used.
