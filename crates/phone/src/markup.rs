@@ -6,7 +6,7 @@
 
 use phonebench_pixels::{Role, Tone};
 
-use crate::view::{Align, Axis, Dim, Edges, Handler, Kind, TextLook, View};
+use crate::view::{Align, Axis, Dim, Edges, Handler, Kind, Pager, TextLook, View};
 
 /// Tag → (Android class, kind, axis for containers).
 const TAGS: &[(&str, &str, Kind, Axis)] = &[
@@ -26,6 +26,8 @@ const TAGS: &[(&str, &str, Kind, Axis)] = &[
     ("RadioButton", "android.widget.RadioButton", Kind::Radio, Axis::Vertical),
     ("SeekBar", "android.widget.SeekBar", Kind::Seek, Axis::Vertical),
     ("View", "android.view.View", Kind::Group, Axis::Vertical),
+    // Pages side by side, one shown at a time (`page` the first shown); swiping turns pages.
+    ("ViewPager", "androidx.viewpager2.widget.ViewPager2", Kind::Group, Axis::Stack),
 ];
 
 /// Why rendered layout XML is not a valid layout: what is wrong, and the line of the rendered
@@ -163,6 +165,9 @@ fn element(
         let set = apply_attribute(&mut view, name, value, package, d);
         set.map_err(|m| fail(format!("attribute `{name}`: {m}")))?;
     }
+    if view.pager.is_some() && view.id.is_none() {
+        return Err(fail("a ViewPager needs an `id` (the page it shows is kept by id)".into()));
+    }
     if let Some(look) = &mut view.look
         && let Some(size) = node.attribute("size")
     {
@@ -176,6 +181,10 @@ fn defaults(view: &mut View, tag: &str, d: f32) {
     let look = |sp: f32| Some(TextLook { size_px: px(d, sp), bold: false, max_lines: None });
     match tag {
         "TextView" => view.look = look(14.0),
+        "ViewPager" => {
+            view.pager = Some(Pager::default());
+            view.style.width = Dim::Match;
+        }
         "Button" => {
             view.look = look(14.0);
             view.clickable = true;
@@ -279,6 +288,9 @@ fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str, d: f
             }
         }
         "max" => view.seek.1 = number::<i64>(value)?.max(1),
+        "page" if view.pager.is_some() => {
+            view.pager = Some(Pager { page: number::<usize>(value)?, pages: 0 });
+        }
         "enabled" => view.enabled = boolean(value)?,
         "checked" => view.checked = boolean(value)?,
         "selected" => view.selected = boolean(value)?,

@@ -119,6 +119,8 @@ pub(crate) struct Frame {
     pub initialized: bool,
     /// Set on a screen another app opened with `pick`: its `return` step answers this request.
     pub pick: Option<crate::intents::PickRequest>,
+    /// The page each pager shows (by element id), once the user turned it.
+    pub pages: BTreeMap<String, usize>,
 }
 
 impl Frame {
@@ -928,7 +930,11 @@ impl Phone {
         }
         let dy = (from.1 - to.1) as f32;
         if dy.abs() < (to.0 - from.0).abs() as f32 {
-            outcome.notes.push("nothing here scrolls sideways".into());
+            // A swipe to the left shows the next page, as a finger pushes the page away.
+            match self.touch_target(node, from, |i| i.pager.is_some()) {
+                Some(pager) => self.turn_page(pager, to.0 < from.0, outcome)?,
+                None => outcome.notes.push("nothing here scrolls sideways".into()),
+            }
             return Ok(());
         }
         match self.touch_target(node, from, |i| i.scroll.is_some()) {
@@ -944,6 +950,27 @@ impl Phone {
         target: Option<&Target>,
         outcome: &mut Outcome,
     ) -> Result<(), PhoneError> {
+        if matches!(direction, Direction::Left | Direction::Right) {
+            let pager = match target {
+                Some(t) => {
+                    let (_, node) = self.resolve(t)?;
+                    outcome.hit = node.map(|n| self.node(n));
+                    node.and_then(|n| self.handling_node(n, &|i: &NodeInfo| i.pager.is_some()))
+                }
+                None => self.screen.as_ref().and_then(|s| {
+                    s.tree
+                        .iter()
+                        .find(|(id, _)| s.infos.get(id.get()).is_some_and(|i| i.pager.is_some()))
+                        .map(|(id, _)| id)
+                }),
+            };
+            match pager {
+                // Scrolling right brings what lies to the right into view: the next page.
+                Some(pager) => self.turn_page(pager, direction == Direction::Right, outcome)?,
+                None => outcome.notes.push("nothing here scrolls sideways".into()),
+            }
+            return Ok(());
+        }
         let container = match target {
             Some(t) => {
                 let (_, node) = self.resolve(t)?;
@@ -975,6 +1002,26 @@ impl Phone {
     }
 
     /// The largest scroll container of the topmost app window, which a plain "scroll down" means.
+    /// Shows the next (or previous) page of the pager `node`; its `on-change` action runs with
+    /// the new page as `:value`.
+    fn turn_page(&mut self, node: NodeId, forward: bool, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        let Some(info) = self.info(node).cloned() else { return Ok(()) };
+        let Some((id, page, pages)) = info.pager.clone() else { return Ok(()) };
+        let next = if forward { page + 1 } else { page.wrapping_sub(1) };
+        if next >= pages {
+            let edge = if forward { "last" } else { "first" };
+            outcome.notes.push(format!("the pager is on its {edge} page"));
+            return Ok(());
+        }
+        if let Some(frame) = self.top_frame_mut() {
+            frame.pages.insert(id, next);
+        }
+        if let Some(h) = &info.hooks.on_change {
+            self.run_handler(h, &info, Some(Value::from(next as i64)), outcome)?;
+        }
+        Ok(())
+    }
+
     fn main_scroll_container(&self) -> Option<NodeId> {
         let screen = self.screen.as_ref()?;
         screen

@@ -32,6 +32,8 @@ pub(crate) struct NodeInfo {
     pub seek: Option<(i64, i32, i32)>,
     /// Scroll container: (state key, max offset, current offset).
     pub scroll: Option<(String, f32, f32)>,
+    /// Pager: (element id, page shown, pages).
+    pub pager: Option<(String, usize, usize)>,
 }
 
 impl NodeInfo {
@@ -67,6 +69,7 @@ pub(crate) struct CacheKey {
     vars: BTreeMap<String, Value>,
     fields: BTreeMap<String, String>,
     data_version: u64,
+    pages: BTreeMap<String, usize>,
     /// The clock cut to the screen's tick (a minute unless `[screens.NAME] tick` says).
     time: i64,
     clipboard: Option<String>,
@@ -368,6 +371,7 @@ impl Phone {
             vars: frame.vars.clone(),
             fields: frame.fields.clone(),
             data_version: self.data_version,
+            pages: frame.pages.clone(),
             time: self.now_ms().div_euclid(self.tick_ms(i)),
             clipboard: self.clipboard.clone(),
             keyboard: self.keyboard_shown(),
@@ -400,6 +404,7 @@ impl Phone {
             // a second); actions get the exact time.
             ("now", Value::from(self.now_ms().div_euclid(self.tick_ms(i)) * self.tick_ms(i))),
             ("clipboard", Value::from(self.clipboard.clone().unwrap_or_default())),
+            ("pages", Value::from(frame.pages.clone())),
             (
                 "app",
                 Value::from_pairs([
@@ -431,6 +436,18 @@ impl Phone {
         let mut stack = vec![&mut root];
         let mut autofocus = None;
         while let Some(view) = stack.pop() {
+            // A pager keeps only the page it shows: the user's page, else its `page`, within range.
+            if let Some(pager) = &mut view.pager {
+                let pages = view.children.len();
+                let chosen =
+                    view.id.as_ref().and_then(|id| frame.pages.get(id)).copied().unwrap_or(pager.page);
+                let page = chosen.min(pages.saturating_sub(1));
+                *pager = crate::view::Pager { page, pages };
+                if pages > 0 {
+                    let shown = view.children.swap_remove(page);
+                    view.children = vec![shown];
+                }
+            }
             if view.kind == Kind::Edit
                 && let Some(id) = &view.id
             {
@@ -678,7 +695,8 @@ fn emit(
         node.enabled = view.enabled;
         node.focusable = node.clickable || view.kind == Kind::Edit;
         node.focused = focused;
-        node.scrollable = view.kind == Kind::Scroll && max_scroll > 0.0;
+        node.scrollable =
+            view.kind == Kind::Scroll && max_scroll > 0.0 || view.pager.is_some_and(|p| p.pages > 1);
         node.long_clickable = view.is_long_clickable();
         node.password = view.password;
         node.selected = view.selected;
@@ -704,6 +722,7 @@ fn emit(
             seek: (view.kind == Kind::Seek).then(|| (view.seek.1, bounds.left, bounds.width() as i32)),
             scroll: (view.kind == Kind::Scroll)
                 .then(|| (scroll_key(view, i), max_scroll, scroll_offset(window, view, i, max_scroll))),
+            pager: view.pager.map(|p| (view.id.clone().unwrap_or_default(), p.page, p.pages)),
         });
     }
     for _ in open {

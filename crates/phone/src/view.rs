@@ -42,6 +42,16 @@ pub enum Align {
     Stretch,
 }
 
+/// A pager's state: its children are pages, only `page` is laid out and in the tree (as
+/// ViewPager2's RecyclerView attaches only the page on screen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pager {
+    /// The page shown, from 0.
+    pub page: usize,
+    /// How many pages the template gave.
+    pub pages: usize,
+}
+
 /// Four edges in px.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Edges {
@@ -228,6 +238,8 @@ pub struct View {
     pub seek: (i64, i64),
     /// Scroll container that opens scrolled to its end (a conversation).
     pub start_at_end: bool,
+    /// A pager (`ViewPager`): the page shown and how many there are.
+    pub pager: Option<Pager>,
     /// Event handlers.
     pub hooks: Hooks,
     /// Box layout.
@@ -264,6 +276,7 @@ impl View {
             value: None,
             seek: (0, 100),
             start_at_end: false,
+            pager: None,
             hooks: Hooks::default(),
             style: BoxStyle::default(),
             look: None,
