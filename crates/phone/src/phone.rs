@@ -228,6 +228,8 @@ pub struct Phone {
     pub(crate) pending_return: Option<crate::intents::PendingReturn>,
     /// Apps whose databases the running action (and those it runs) opened a savepoint on.
     pub(crate) foreign_writes: Vec<usize>,
+    /// The launcher's app search, when open: what has been typed.
+    pub(crate) launcher_search: Option<String>,
 }
 
 impl Phone {
@@ -299,6 +301,7 @@ impl Phone {
             background: false,
             pending_return: None,
             foreign_writes: Vec::new(),
+            launcher_search: None,
         };
         let mut phone = phone;
         phone.boot()?;
@@ -337,6 +340,7 @@ impl Phone {
         self.shade = false;
         self.background = false;
         self.pending_return = None;
+        self.launcher_search = None;
         self.boot()
     }
 
@@ -384,7 +388,12 @@ impl Phone {
 
     /// Whether the soft keyboard is shown.
     pub fn keyboard_shown(&self) -> bool {
-        self.keyboard && self.focused_field().is_some()
+        self.keyboard && (self.focused_field().is_some() || self.searching_apps())
+    }
+
+    /// Whether the launcher's app search is open (typing goes into it).
+    pub(crate) fn searching_apps(&self) -> bool {
+        self.foreground == Foreground::Home && self.launcher_search.is_some()
     }
 
     /// The clipboard's text.
@@ -1088,7 +1097,7 @@ impl Phone {
             return;
         }
         match self.foreground {
-            Foreground::Home => {}
+            Foreground::Home => self.launcher_search = None,
             Foreground::Overview => self.foreground = Foreground::Home,
             Foreground::App(i) => {
                 let stack = &mut self.apps[i].stack;
@@ -1110,9 +1119,24 @@ impl Phone {
 
     pub(crate) fn home(&mut self) {
         self.shade = false;
+        self.launcher_search = None;
         self.keyboard = false;
         self.overlay = None;
         self.foreground = Foreground::Home;
+    }
+
+    /// The installed apps whose name contains `query` (any case), by name: (name, index).
+    pub(crate) fn apps_matching(&self, query: &str) -> Vec<(String, usize)> {
+        let query = query.trim().to_lowercase();
+        let mut found: Vec<(String, usize)> = self
+            .apps
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.package.manifest.name.to_lowercase().contains(&query))
+            .map(|(i, a)| (a.package.manifest.name.clone(), i))
+            .collect();
+        found.sort();
+        found
     }
 
     /// Brings app `index` to front, starting it at its entry screen if it has no stack.
@@ -1187,6 +1211,12 @@ impl Phone {
     }
 
     fn type_text(&mut self, text: &str, clear: bool, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        if self.searching_apps() {
+            let typed = if clear { String::new() } else { self.launcher_search.take().unwrap_or_default() };
+            self.launcher_search = Some(admit_text(typed, text, outcome));
+            self.keyboard = true;
+            return Ok(());
+        }
         let Some(field) = self.focused_field().map(str::to_string) else {
             outcome.notes.push("no text field has focus: nothing was typed".into());
             return Ok(());
@@ -1197,6 +1227,10 @@ impl Phone {
     }
 
     fn backspace(&mut self, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        if let Some(query) = self.launcher_search.as_mut().filter(|_| self.foreground == Foreground::Home) {
+            query.pop();
+            return Ok(());
+        }
         let Some(field) = self.focused_field().map(str::to_string) else {
             outcome.notes.push("no text field has focus".into());
             return Ok(());
@@ -1207,6 +1241,19 @@ impl Phone {
     }
 
     fn submit(&mut self, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        if self.searching_apps() {
+            // Enter opens the first app found, as the Pixel launcher does.
+            let query = self.launcher_search.clone().unwrap_or_default();
+            match self.apps_matching(&query).first() {
+                Some(&(_, i)) => {
+                    self.launcher_search = None;
+                    self.apps[i].return_to = None;
+                    self.launch(i);
+                }
+                None => outcome.notes.push(format!("no app matches `{query}`")),
+            }
+            return Ok(());
+        }
         let Some(info) = self.focused_info() else {
             outcome.notes.push("no text field has focus: Enter did nothing".into());
             return Ok(());
@@ -1245,7 +1292,12 @@ impl Phone {
         match handler {
             SystemHandler::Launch(i) | SystemHandler::SwitchTo(i) => {
                 self.apps[i].return_to = None;
+                self.launcher_search = None;
                 self.launch(i);
+            }
+            SystemHandler::SearchApps => {
+                self.launcher_search.get_or_insert_with(String::new);
+                self.keyboard = true;
             }
             SystemHandler::Back => self.back(),
             SystemHandler::Home => self.home(),

@@ -84,6 +84,9 @@ pub(crate) struct ScreenCache {
     boxes: Boxes,
 }
 
+/// App ids the launcher's dock shows, in order, when installed (at most four).
+const DOCK_APPS: [&str; 6] = ["phone", "messages", "email", "camera", "browser", "chrome"];
+
 /// The stacking layer of toast windows. Toasts do not take touches (as on Android): touch
 /// dispatch skips windows on this layer.
 pub(crate) const TOAST_LAYER: i32 = 10;
@@ -163,13 +166,30 @@ impl Phone {
                 (view, self.apps[i].package.manifest.package.clone(), Some(i))
             }
             Foreground::Home => {
-                let apps: Vec<(String, String, usize)> = self
-                    .apps
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| (a.package.manifest.name.clone(), a.package.manifest.icon.clone(), i))
-                    .collect();
-                (system::launcher(&d, &apps), LAUNCHER.to_string(), None)
+                let entry = |i: usize| {
+                    let m = &self.apps[i].package.manifest;
+                    (m.name.clone(), m.icon.clone(), i)
+                };
+                let view = match &self.launcher_search {
+                    Some(query) => {
+                        let found: Vec<_> =
+                            self.apps_matching(query).into_iter().map(|(_, i)| entry(i)).collect();
+                        system::app_search(&d, query, &found)
+                    }
+                    None => {
+                        // The dock holds the apps a Pixel puts there, when installed.
+                        let dock: Vec<usize> = DOCK_APPS
+                            .iter()
+                            .filter_map(|id| self.apps.iter().position(|a| a.package.manifest.id == *id))
+                            .take(4)
+                            .collect();
+                        let grid: Vec<_> =
+                            (0..self.apps.len()).filter(|i| !dock.contains(i)).map(entry).collect();
+                        let dock: Vec<_> = dock.into_iter().map(entry).collect();
+                        system::launcher(&d, &grid, &dock)
+                    }
+                };
+                (view, LAUNCHER.to_string(), None)
             }
             Foreground::Overview => {
                 let apps: Vec<(String, usize)> =

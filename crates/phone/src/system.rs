@@ -101,39 +101,103 @@ pub fn nav_bar(d: &Display, over_wallpaper: bool) -> View {
     bar
 }
 
-/// The launcher's home screen: one icon per app (label, icon name, app index), four to a row.
-pub fn launcher(d: &Display, apps: &[(String, String, usize)]) -> View {
+/// The launcher's home screen: the apps not in the dock as a grid of icons (label, icon name,
+/// app index), four to a row; the search bar; the dock (hotseat) along the bottom.
+pub fn launcher(d: &Display, apps: &[(String, String, usize)], dock: &[(String, String, usize)]) -> View {
     let mut root = with_id(group(Axis::Vertical), "com.google.android.apps.nexuslauncher:id/launcher");
     root.role = Some(Role::Wallpaper);
     root.style.width = Dim::Match;
     root.style.height = Dim::Match;
-    root.style.padding = Edges { top: d.dp(48.0), left: d.dp(8.0), right: d.dp(8.0), bottom: 0.0 };
+    root.style.padding = Edges { top: d.dp(48.0), left: d.dp(8.0), right: d.dp(8.0), bottom: d.dp(8.0) };
     let mut workspace = with_id(group(Axis::Vertical), "com.google.android.apps.nexuslauncher:id/workspace");
     workspace.style.gap = d.dp(16.0);
+    workspace.style.weight = 1.0;
+    workspace.style.height = Dim::Px(0.0);
     for chunk in apps.chunks(4) {
         let mut row = group(Axis::Horizontal);
         row.class = "android.view.ViewGroup".into();
-        for (label, icon_name, index) in chunk {
-            let mut icon = with_id(
-                text(d, "android.widget.TextView", label, 12.0),
-                "com.google.android.apps.nexuslauncher:id/icon",
-            );
-            icon.desc = label.clone();
-            icon.role = Some(Role::LauncherIcon);
-            icon.icon = Some(icon_name.clone());
-            icon.clickable = true;
-            icon.hooks.on_click = Some(Handler::System(SystemHandler::Launch(*index)));
-            icon.style.width = Dim::Px(((d.width_px() - d.dp(16.0)) / 4.0).floor());
-            icon.style.padding =
-                Edges { top: d.dp(64.0), bottom: d.dp(8.0), left: d.dp(4.0), right: d.dp(4.0) };
-            if let Some(look) = &mut icon.look {
-                look.max_lines = Some(1);
-            }
-            row.children.push(icon);
-        }
+        row.children = chunk.iter().map(|app| launcher_icon(d, app)).collect();
         workspace.children.push(row);
     }
     root.children.push(workspace);
+    let mut search = with_id(
+        text(d, "android.widget.TextView", "Search apps", 16.0),
+        "com.google.android.apps.nexuslauncher:id/search_container_hotseat",
+    );
+    search.desc = "Search".into();
+    search.role = Some(Role::SearchBar);
+    search.icon = Some("search".into());
+    search.tone = phonebench_pixels::Tone::Secondary;
+    search.clickable = true;
+    search.hooks.on_click = Some(Handler::System(SystemHandler::SearchApps));
+    search.style.min_height = d.dp(48.0);
+    search.style.margin = Edges { left: d.dp(8.0), right: d.dp(8.0), top: d.dp(8.0), bottom: d.dp(8.0) };
+    search.style.padding = Edges { left: d.dp(48.0), right: d.dp(16.0), top: d.dp(14.0), bottom: d.dp(14.0) };
+    // As on a Pixel: the dock, then the search bar under it.
+    if !dock.is_empty() {
+        let mut hotseat =
+            with_id(group(Axis::Horizontal), "com.google.android.apps.nexuslauncher:id/hotseat");
+        hotseat.class = "android.view.ViewGroup".into();
+        hotseat.style.justify = Align::Center;
+        hotseat.children = dock.iter().map(|app| launcher_icon(d, app)).collect();
+        root.children.push(hotseat);
+    }
+    root.children.push(search);
+    root
+}
+
+/// One launcher icon: the app's icon over its label; a tap opens it.
+fn launcher_icon(d: &Display, (label, icon_name, index): &(String, String, usize)) -> View {
+    let mut icon = with_id(
+        text(d, "android.widget.TextView", label, 12.0),
+        "com.google.android.apps.nexuslauncher:id/icon",
+    );
+    icon.desc = label.clone();
+    icon.role = Some(Role::LauncherIcon);
+    icon.icon = Some(icon_name.clone());
+    icon.clickable = true;
+    icon.hooks.on_click = Some(Handler::System(SystemHandler::Launch(*index)));
+    icon.style.width = Dim::Px(((d.width_px() - d.dp(16.0)) / 4.0).floor());
+    icon.style.padding = Edges { top: d.dp(64.0), bottom: d.dp(8.0), left: d.dp(4.0), right: d.dp(4.0) };
+    if let Some(look) = &mut icon.look {
+        look.max_lines = Some(1);
+    }
+    icon
+}
+
+/// The launcher's app search: the query field (typing goes into it; Enter opens the first
+/// result) and the apps whose name contains it, by name.
+pub fn app_search(d: &Display, query: &str, results: &[(String, String, usize)]) -> View {
+    let mut root = with_id(group(Axis::Vertical), "com.google.android.apps.nexuslauncher:id/apps_view");
+    root.role = Some(Role::Surface);
+    root.style.width = Dim::Match;
+    root.style.height = Dim::Match;
+    root.style.padding = Edges { top: d.dp(16.0), left: d.dp(8.0), right: d.dp(8.0), bottom: d.dp(8.0) };
+    root.style.gap = d.dp(16.0);
+    let mut field = with_id(
+        text(d, "android.widget.EditText", query, 16.0),
+        "com.google.android.apps.nexuslauncher:id/input",
+    );
+    field.hint = Some("Search apps".into());
+    field.role = Some(Role::SearchBar);
+    field.icon = Some("search".into());
+    field.clickable = true;
+    field.hooks.on_click = Some(Handler::System(SystemHandler::SearchApps));
+    field.style.min_height = d.dp(48.0);
+    field.style.padding = Edges { left: d.dp(48.0), right: d.dp(16.0), top: d.dp(14.0), bottom: d.dp(14.0) };
+    root.children.push(field);
+    if results.is_empty() {
+        root.children.push(with_id(
+            text(d, "android.widget.TextView", &format!("No apps match \"{query}\""), 14.0),
+            "com.google.android.apps.nexuslauncher:id/empty_text",
+        ));
+    }
+    for chunk in results.chunks(4) {
+        let mut row = group(Axis::Horizontal);
+        row.class = "android.view.ViewGroup".into();
+        row.children = chunk.iter().map(|app| launcher_icon(d, app)).collect();
+        root.children.push(row);
+    }
     root
 }
 

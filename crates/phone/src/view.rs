@@ -175,6 +175,8 @@ pub enum SystemHandler {
     ClearNotifications,
     /// Entry `i` of the share sheet or app chooser.
     Choose(usize),
+    /// The launcher's search bar: open the app search.
+    SearchApps,
 }
 
 /// What runs when a view is used.
