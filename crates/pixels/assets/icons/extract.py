@@ -31,6 +31,14 @@ ICONS = {name: name for name in """
     notifications open_in_new palette person person_add photo_camera play_arrow refresh schedule
     search send settings share shield shift signal_cellular_4_bar sms sort star storage sync
     text_fields translate tune visibility volume_up wifi
+    alarm alarm_add snooze timer hourglass_empty av_timer public folder folder_open
+    create_new_folder drive_file_move description picture_as_pdf music_note movie download inbox
+    drafts reply reply_all forward label photo_library photo edit_note note_add notes pause stop
+    flag chevron_left calendar_month today checklist check_box check_box_outline_blank more_horiz
+    undo restore_from_trash mark_email_unread camera flip_camera_android photo_camera_back
+    video_library grid_view view_list cloud_download attachment format_list_bulleted title
+    timer_off bedtime add_circle remove location_city schedule_send unarchive report
+    person_search sell rotate_right crop brightness_6 filter_vintage
 """.split()}
 ICONS.update({
     "star_fill": "star-fill",
