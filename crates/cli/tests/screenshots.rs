@@ -27,6 +27,16 @@ const SCENARIOS: &[(&str, &[&str], &str)] = &[
     ("dark", &["--app", "settings"], "click [9]\nclick [3]\n"),
     ("som-androidworld", &["--app", "contacts", "--som", "androidworld"], ""),
     ("som-sphinx", &["--app", "contacts", "--som", "sphinx"], ""),
+    // Clock: alarm cards with switches, the floating button, the bottom navigation.
+    ("clock", &["--app", "clock"], ""),
+    // Clock > Timer, 5 and 00 on its keypad: 5 minutes, the Start button.
+    ("timer-keypad", &["--app", "clock"], "click [10]\nclick [8]\nclick [13]\n"),
+    // Four hours later the 13:00 alarm has rung: its notification in the shade.
+    (
+        "shade",
+        &["--app", "clock"],
+        "{\"action\":\"wait\",\"ms\":14400000}\n{\"action\":\"key\",\"key\":\"KEYCODE_NOTIFICATION\"}\n",
+    ),
     // SPHINX's 768×1280 device.
     ("settings-768x1280", &["--app", "settings", "--size", "768x1280"], ""),
 ];
