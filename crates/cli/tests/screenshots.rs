@@ -37,6 +37,8 @@ const SCENARIOS: &[(&str, &[&str], &str)] = &[
         &["--app", "clock"],
         "{\"action\":\"wait\",\"ms\":14400000}\n{\"action\":\"key\",\"key\":\"KEYCODE_NOTIFICATION\"}\n",
     ),
+    // Files: the shared storage's top level, category chips, folders.
+    ("files", &["--app", "files"], ""),
     // SPHINX's 768×1280 device.
     ("settings-768x1280", &["--app", "settings", "--size", "768x1280"], ""),
 ];

@@ -505,7 +505,9 @@ impl Painter<'_> {
             }
             self.icon(icon, Frame::new(start, c.y + (c.h - side) / 2.0, side, side), fade(icon_ink));
         }
-        let editable = matches!(paint.role, Role::Field | Role::SearchBar);
+        // A text field drawn as anything (`style="plain"` in a toolbar) still shows its hint.
+        let editable =
+            matches!(paint.role, Role::Field | Role::SearchBar) || node.class.ends_with("EditText");
         if editable && text.is_empty() {
             if let Some(hint) = node.hint.as_deref() {
                 self.text(hint, paint, area, t.on_surface_variant, clip, true);
