@@ -39,6 +39,10 @@ const SCENARIOS: &[(&str, &[&str], &str)] = &[
     ),
     // Files: the shared storage's top level, category chips, folders.
     ("files", &["--app", "files"], ""),
+    // Gallery: album covers, generated pictures (`placeholder:`).
+    ("gallery", &["--app", "gallery"], ""),
+    // Camera: the viewfinder's scene, modes, shutter, the last shot's thumbnail.
+    ("camera", &["--app", "camera"], ""),
     // SPHINX's 768×1280 device.
     ("settings-768x1280", &["--app", "settings", "--size", "768x1280"], ""),
 ];

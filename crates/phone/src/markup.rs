@@ -288,6 +288,19 @@ fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str, d: f
             }
         }
         "max" => view.seek.1 = number::<i64>(value)?.max(1),
+        "src" => {
+            // Generated pictures only, for now: a package's own image files are not read.
+            match value.strip_prefix(phonebench_pixels::picture::PLACEHOLDER) {
+                Some(key) if !key.trim().is_empty() => view.src = Some(value.to_string()),
+                Some(_) => return Err("`placeholder:` needs a key (`placeholder:beach-3`)".into()),
+                None if value.trim().is_empty() => view.src = None,
+                None => {
+                    return Err(format!(
+                        "`{value}` is not an image source: use `placeholder:KEY` (a picture generated from KEY)"
+                    ));
+                }
+            }
+        }
         "page" if view.pager.is_some() => {
             view.pager = Some(Pager { page: number::<usize>(value)?, pages: 0 });
         }

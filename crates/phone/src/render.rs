@@ -803,6 +803,7 @@ fn paint_of(view: &View, rect: Rect, window_root: bool, density: f32) -> Paint {
             0.0
         },
         density,
+        image: view.src.clone(),
     }
 }
 

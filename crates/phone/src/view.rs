@@ -242,6 +242,8 @@ pub struct View {
     pub start_at_end: bool,
     /// A pager (`ViewPager`): the page shown and how many there are.
     pub pager: Option<Pager>,
+    /// The picture an `ImageView` shows (`src`): `placeholder:KEY`.
+    pub src: Option<String>,
     /// Event handlers.
     pub hooks: Hooks,
     /// Box layout.
@@ -279,6 +281,7 @@ impl View {
             seek: (0, 100),
             start_at_end: false,
             pager: None,
+            src: None,
             hooks: Hooks::default(),
             style: BoxStyle::default(),
             look: None,

@@ -68,7 +68,10 @@ fn state_key(phone: &mut Phone) -> String {
 
 /// Whether a paint draws anything at all (a blank one cannot be checked).
 fn draws(paint: &Paint, text: bool) -> bool {
-    paint.role != Role::Plain || paint.icon.is_some() || (paint.text.is_some() && text)
+    paint.role != Role::Plain
+        || paint.icon.is_some()
+        || paint.image.is_some()
+        || (paint.text.is_some() && text)
 }
 
 fn check_state(phone: &mut Phone, key: &str, checked_nodes: &mut usize) {
@@ -105,7 +108,8 @@ fn check_state(phone: &mut Phone, key: &str, checked_nodes: &mut usize) {
     for &id in candidates.iter().step_by(stride).take(NODES_PER_STATE) {
         let node = tree.node(id);
         let mut blanked = paints.clone();
-        blanked[id.get()] = Paint { role: Role::Plain, icon: None, text: None, ..paints[id.get()].clone() };
+        blanked[id.get()] =
+            Paint { role: Role::Plain, icon: None, text: None, image: None, ..paints[id.get()].clone() };
         let without = render(&tree, &blanked, display.width, display.height, theme).expect("render");
         let b = node.bounds;
         let window = tree.window(tree.window_of(id));

@@ -467,7 +467,11 @@ impl Painter<'_> {
             }
         }
 
-        if let Some(icon) = &paint.icon
+        // A picture fills the frame (clipped like everything else); it replaces the icon.
+        if let Some(key) = paint.image.as_deref().and_then(|s| s.strip_prefix(crate::picture::PLACEHOLDER)) {
+            let mask = if self.masked { self.mask.as_ref() } else { None };
+            crate::picture::draw_placeholder(self.pixmap, key, f, mask);
+        } else if let Some(icon) = &paint.icon
             && !matches!(paint.role, Role::LauncherIcon)
         {
             let side = if paint.role == Role::Avatar {

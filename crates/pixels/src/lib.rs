@@ -15,6 +15,7 @@ mod draw;
 pub mod icons;
 mod image;
 mod paint;
+pub mod picture;
 mod som;
 pub mod text;
 mod theme;

@@ -281,6 +281,9 @@ pub struct Paint {
     pub value: f32,
     /// Pixels per dp, for line widths and corner radii.
     pub density: f32,
+    /// A picture filling the frame (an `ImageView`'s `src`): `placeholder:KEY` is generated
+    /// from KEY ([`crate::picture`]).
+    pub image: Option<String>,
 }
 
 impl Paint {
@@ -410,6 +413,7 @@ impl Paint {
             }),
             value: 0.0,
             density,
+            image: None,
         }
     }
 }

@@ -335,8 +335,14 @@ fn paint() -> impl Strategy<Value = Paint> {
         prop::option::of((float(), prop::option::of(0..4u32), any::<bool>())),
         float(),
         float(),
+        prop::option::of(prop::sample::select(vec![
+            "placeholder:a",
+            "placeholder:",
+            "placeholder:🙂",
+            "asset:x",
+        ])),
     )
-        .prop_map(|(role, frame, content, icon, text, value, density)| Paint {
+        .prop_map(|(role, frame, content, icon, text, value, density, image)| Paint {
             role,
             frame,
             content,
@@ -350,6 +356,7 @@ fn paint() -> impl Strategy<Value = Paint> {
             }),
             value,
             density,
+            image: image.map(str::to_string),
         })
 }
 

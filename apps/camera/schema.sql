@@ -1,0 +1,1 @@
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);

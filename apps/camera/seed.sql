@@ -1,0 +1,1 @@
+INSERT INTO settings (key, value) VALUES ('mode', 'photo'), ('flash', 'auto'), ('lens', 'back');

@@ -1,0 +1,1 @@
+INSERT INTO settings (key, value) VALUES ('album_columns', '2'), ('photo_columns', '3');
