@@ -184,6 +184,35 @@ pub enum Step {
         /// The values returned, as expressions.
         values: ExprArgs,
     },
+    /// Run a query: its first row's columns become names for the following steps (each bound
+    /// to none when there is no row), or, with `into`, all rows become a list under that name.
+    Query {
+        /// The statement.
+        sql: String,
+        /// The name all rows are bound to.
+        into: Option<String>,
+    },
+    /// Run `then` when the expression is true, else `otherwise`.
+    If {
+        /// A minijinja expression over the scope.
+        cond: String,
+        /// Steps run when it is true.
+        then: Vec<StepDef>,
+        /// Steps run when it is false (`else`).
+        otherwise: Vec<StepDef>,
+    },
+    /// Run another action of the same app (its guards stop only it; its failure undoes all).
+    Call {
+        /// The action.
+        action: String,
+        /// Its event arguments, as expressions.
+        args: ExprArgs,
+    },
+    /// Put text into text fields of the screen on top.
+    Fill {
+        /// Field ids and expressions.
+        fields: ExprArgs,
+    },
 }
 
 /// When and what a `schedule` step runs.
@@ -230,7 +259,7 @@ pub struct NotifySpec {
 
 impl Step {
     /// Every step kind's key, for messages.
-    pub const KINDS: [&'static str; 21] = [
+    pub const KINDS: [&'static str; 25] = [
         "sql",
         "guard",
         "navigate",
@@ -252,6 +281,10 @@ impl Step {
         "share",
         "pick",
         "return",
+        "query",
+        "if",
+        "call",
+        "fill",
     ];
 
     /// Whether the step needs a screen in front (navigation, dialogs, text fields): such steps
@@ -271,6 +304,7 @@ impl Step {
                 | Step::Share { .. }
                 | Step::Pick { .. }
                 | Step::Return { .. }
+                | Step::Fill { .. }
         )
     }
 }
@@ -432,6 +466,33 @@ impl StepReader<'_> {
                 Step::Pick { mime, action }
             }
             "return" => Step::Return { values: self.args("return")? },
+            "query" => {
+                let sql = self.string("query")?;
+                let into = self.opt_string("into")?;
+                if let Some(name) = &into
+                    && !is_identifier(name)
+                {
+                    return Err(self.error(format!("query `into` = `{name}` must be an identifier")));
+                }
+                Step::Query { sql, into }
+            }
+            "if" => {
+                let cond = self.string("if")?;
+                let then = self.nested("then")?;
+                let otherwise = self.nested("else")?;
+                if then.is_empty() && otherwise.is_empty() {
+                    return Err(self.error("`if` needs `then` or `else` steps"));
+                }
+                Step::If { cond, then, otherwise }
+            }
+            "call" => Step::Call { action: self.string("call")?, args: self.args("args")? },
+            "fill" => {
+                let fields = self.args("fill")?;
+                if fields.is_empty() {
+                    return Err(self.error("`fill` names no field"));
+                }
+                Step::Fill { fields }
+            }
             _ => return Err(self.error(format!("step kind `{kind}` is not handled"))),
         })
     }
@@ -499,6 +560,30 @@ impl StepReader<'_> {
             return Err(self.error("a dialog needs a `title` or a `message`"));
         }
         Ok(DialogSpec { title, message, buttons, options, selected, action })
+    }
+
+    /// The steps of an `if` branch (a list of step tables); their errors name the `if`'s line.
+    fn nested(&mut self, key: &str) -> Result<Vec<StepDef>, LoadError> {
+        let items = match self.table.remove(key) {
+            None => return Ok(Vec::new()),
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                return Err(
+                    self.error(format!("`{key}` must be a list of steps, not {}", describe(Some(&other))))
+                );
+            }
+        };
+        let mut steps = Vec::new();
+        for item in items {
+            let Value::Table(table) = item else {
+                return Err(self.error(format!("`{key}` must hold step tables like `{{ sql = \"...\" }}`")));
+            };
+            let mut reader = StepReader { table, file: self.file, line: self.line, name: self.name };
+            let step = reader.step()?;
+            reader.finish()?;
+            steps.push(StepDef { step, line: self.line });
+        }
+        Ok(steps)
     }
 
     fn schedule(&mut self) -> Result<ScheduleSpec, LoadError> {
@@ -655,7 +740,12 @@ fn describe(value: Option<&Value>) -> String {
 /// Every action name a step refers to (dialog buttons, menu items, choice actions), with the step.
 pub fn referenced_actions(action: &ActionDef) -> Vec<(&str, &StepDef)> {
     let mut out = Vec::new();
-    for step in &action.steps {
+    referenced_in(&action.steps, &mut out);
+    out
+}
+
+fn referenced_in<'a>(steps: &'a [StepDef], out: &mut Vec<(&'a str, &'a StepDef)>) {
+    for step in steps {
         match &step.step {
             Step::Dialog(d) => {
                 out.extend(d.buttons.iter().filter_map(|b| b.action.as_deref()).map(|a| (a, step)));
@@ -666,7 +756,24 @@ pub fn referenced_actions(action: &ActionDef) -> Vec<(&str, &StepDef)> {
             }
             Step::Schedule(spec) => out.push((spec.action.as_str(), step)),
             Step::Pick { action, .. } => out.push((action.as_str(), step)),
+            Step::Call { action, .. } => out.push((action.as_str(), step)),
+            Step::If { then, otherwise, .. } => {
+                referenced_in(then, out);
+                referenced_in(otherwise, out);
+            }
             _ => {}
+        }
+    }
+}
+
+/// Every step of a list, those inside `if` branches included, in order.
+pub fn flat_steps(steps: &[StepDef]) -> Vec<&StepDef> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&StepDef> = steps.iter().rev().collect();
+    while let Some(step) = stack.pop() {
+        out.push(step);
+        if let Step::If { then, otherwise, .. } = &step.step {
+            stack.extend(then.iter().chain(otherwise).rev());
         }
     }
     out
@@ -677,7 +784,7 @@ pub fn referenced_actions(action: &ActionDef) -> Vec<(&str, &StepDef)> {
 pub fn addressed_fields(actions: &BTreeMap<String, ActionDef>) -> BTreeSet<&str> {
     let mut out = BTreeSet::new();
     for action in actions.values() {
-        for step in &action.steps {
+        for step in flat_steps(&action.steps) {
             if let Step::Clear { field } | Step::Paste { field } = &step.step {
                 out.insert(field.as_str());
             }

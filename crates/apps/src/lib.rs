@@ -288,6 +288,15 @@ impl AppPackage {
                 values.iter().try_for_each(|(_, e)| check_expr(e))?
             }
             Step::Pick { mime, .. } => check_template(mime)?,
+            Step::Query { sql, .. } => check_sql(sql)?,
+            Step::If { cond, then, otherwise } => {
+                check_expr(cond)?;
+                for nested in then.iter().chain(otherwise) {
+                    self.check_step(conn, action, nested)?;
+                }
+            }
+            Step::Call { args, .. } => args.iter().try_for_each(|(_, e)| check_expr(e))?,
+            Step::Fill { fields } => fields.iter().try_for_each(|(_, e)| check_expr(e))?,
             Step::Guard { sql, toast } => {
                 check_sql(sql)?;
                 if let Some(t) = toast {
@@ -492,7 +501,7 @@ impl Catalog {
                 }
             }
             for action in app.actions.values() {
-                for step in &action.steps {
+                for step in actions::flat_steps(&action.steps) {
                     if let Step::Sql { sql, app: Some(target) } = &step.step {
                         let fail = |m: String| {
                             LoadError::at(

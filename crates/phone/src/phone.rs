@@ -121,6 +121,8 @@ pub(crate) struct Frame {
     pub pick: Option<crate::intents::PickRequest>,
     /// The page each pager shows (by element id), once the user turned it.
     pub pages: BTreeMap<String, usize>,
+    /// Whether the screen's `init` action has run (before its first render).
+    pub init_done: bool,
 }
 
 impl Frame {

@@ -404,6 +404,17 @@ impl Phone {
         let package = self.apps[i].package.clone();
         let app_id = package.manifest.id.clone();
         let fail = |message: String| PhoneError::App { app: app_id.clone(), message };
+        // `[screens.NAME] init`: once, when the screen is new, before it first renders (fills
+        // an edit form from the database).
+        if let Some(frame) = self.apps[i].stack.last_mut()
+            && !frame.init_done
+        {
+            frame.init_done = true;
+            let init = package.manifest.screens.get(&frame.screen).and_then(|s| s.init.clone());
+            if let Some(init) = init {
+                self.run_app_action(i, &init, BTreeMap::new(), &mut crate::phone::Outcome::default())?;
+            }
+        }
         let Some(frame) = self.apps[i].stack.last().cloned() else {
             return Err(fail("no screen on the back stack".into()));
         };

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use minijinja::Value;
-use phonebench_apps::{AppPackage, ScheduleWhen, Step};
+use phonebench_apps::{AppPackage, ScheduleWhen, Step, StepDef};
 
 use crate::data::{bind, to_json};
 use crate::phone::{AppEvent, Foreground, Frame, MenuAction, Outcome, Overlay, Phone, PhoneError};
@@ -165,7 +165,22 @@ impl Phone {
         outcome: &mut Outcome,
     ) -> Result<(), PhoneError> {
         let Some(action) = package.actions.get(name) else { return Ok(()) };
-        for step in &action.steps {
+        self.run_step_list(app, package, name, &action.steps, scope, outcome, 0).map(|_| ())
+    }
+
+    /// Runs `steps` of action `name`; `depth` counts the `call`s it runs under.
+    #[allow(clippy::too_many_arguments)]
+    fn run_step_list(
+        &mut self,
+        app: usize,
+        package: &AppPackage,
+        name: &str,
+        steps: &[StepDef],
+        scope: &mut Scope,
+        outcome: &mut Outcome,
+        depth: usize,
+    ) -> Result<Flow, PhoneError> {
+        for step in steps {
             let at = |message: String| PhoneError::App {
                 app: package.manifest.id.clone(),
                 message: format!(
@@ -238,7 +253,7 @@ impl Phone {
                             let message = text(scope, t)?;
                             self.show_toast(message, package.manifest.package.clone());
                         }
-                        return Ok(());
+                        return Ok(Flow::Stop);
                     }
                 }
                 Step::Navigate { screen, dynamic, args } => {
@@ -462,10 +477,91 @@ impl Phone {
                         data: serde_json::Value::Object(data),
                     });
                 }
+                Step::Query { sql, into } => {
+                    let (columns, rows) = {
+                        let conn = self.apps[app].db.lock().map_err(|_| at("lock poisoned".into()))?;
+                        let columns: Vec<String> = conn
+                            .prepare_cached(sql)
+                            .map_err(|e| at(format!("SQL error: {}", phonebench_apps::sandbox::explain(&e))))?
+                            .column_names()
+                            .map(str::to_string)
+                            .collect();
+                        let rows = crate::data::query_rows(&conn, sql, &|n| Phone::scope_value(scope, n))
+                            .map_err(at)?;
+                        (columns, rows)
+                    };
+                    // Event arguments come first in the scope: the names shadow the screen's.
+                    match into {
+                        Some(list) => {
+                            scope.event.insert(list.clone(), Value::from(rows));
+                        }
+                        None => {
+                            let first = rows.into_iter().next();
+                            for column in columns {
+                                let value = first
+                                    .as_ref()
+                                    .and_then(|row| row.get_attr(&column).ok())
+                                    .filter(|v| !v.is_undefined())
+                                    .unwrap_or(Value::from(()));
+                                scope.event.insert(column, value);
+                            }
+                        }
+                    }
+                }
+                Step::If { cond, then, otherwise } => {
+                    let branch = if eval(scope, cond)?.is_true() { then } else { otherwise };
+                    if self.run_step_list(app, package, name, branch, scope, outcome, depth)? == Flow::Stop {
+                        return Ok(Flow::Stop);
+                    }
+                }
+                Step::Call { action: callee, args } => {
+                    if depth >= MAX_CALL_DEPTH {
+                        return Err(at(format!(
+                            "calls nest deeper than {MAX_CALL_DEPTH} (an action that calls itself without end?)"
+                        )));
+                    }
+                    let Some(def) = package.actions.get(callee) else {
+                        return Err(at(format!("call: unknown action `{callee}`")));
+                    };
+                    let event = eval_args(scope, args)?;
+                    let mut inner =
+                        Scope { event, origin: scope.origin.clone(), specials: scope.specials.clone() };
+                    // A guard that stops the callee stops only the callee.
+                    self.run_step_list(app, package, callee, &def.steps, &mut inner, outcome, depth + 1)?;
+                    for special in ["last_insert_id", "changes"] {
+                        if let Some(v) = inner.specials.get(special) {
+                            scope.specials.insert(special.into(), v.clone());
+                        }
+                    }
+                }
+                Step::Fill { fields } => {
+                    let values = eval_args(scope, fields)?;
+                    if let Some(frame) = self.apps[app].stack.last_mut() {
+                        for (field, value) in values {
+                            let text = if value.is_none() || value.is_undefined() {
+                                String::new()
+                            } else {
+                                display(&value)
+                            };
+                            let text = crate::phone::admit_text(String::new(), &text, outcome);
+                            frame.fields.insert(field, text);
+                        }
+                    }
+                }
             }
         }
-        Ok(())
+        Ok(Flow::Continue)
     }
+}
+
+/// How deep `call` steps may nest.
+pub const MAX_CALL_DEPTH: usize = 16;
+
+/// Whether a list of steps ran to its end or a guard stopped the action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Stop,
 }
 
 impl Phone {
