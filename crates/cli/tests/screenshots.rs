@@ -43,6 +43,8 @@ const SCENARIOS: &[(&str, &[&str], &str)] = &[
     ("gallery", &["--app", "gallery"], ""),
     // Camera: the viewfinder's scene, modes, shutter, the last shot's thumbnail.
     ("camera", &["--app", "camera"], ""),
+    // Contacts > Create contact > Phone: the dial pad of a phone-number field.
+    ("dial-pad", &["--app", "contacts"], "click [0]\nclick [5]\n"),
     // SPHINX's 768×1280 device.
     ("settings-768x1280", &["--app", "settings", "--size", "768x1280"], ""),
 ];

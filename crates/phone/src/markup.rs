@@ -288,6 +288,13 @@ fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str, d: f
             }
         }
         "max" => view.seek.1 = number::<i64>(value)?.max(1),
+        "input" if view.kind == Kind::Edit => {
+            view.input = crate::view::InputType::parse(value)?;
+            if value.trim() == "password" {
+                view.password = true;
+            }
+        }
+        "input" => return Err("only text fields (EditText) take `input`".into()),
         "src" => {
             // Generated pictures only, for now: a package's own image files are not read.
             match value.strip_prefix(phonebench_pixels::picture::PLACEHOLDER) {

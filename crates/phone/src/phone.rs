@@ -232,6 +232,10 @@ pub struct Phone {
     pub(crate) foreign_writes: Vec<usize>,
     /// The launcher's app search, when open: what has been typed.
     pub(crate) launcher_search: Option<String>,
+    /// The letters keyboard's Shift (the next letter is a capital).
+    pub(crate) keyboard_shift: bool,
+    /// The keyboard shows its symbols layer.
+    pub(crate) keyboard_symbols: bool,
 }
 
 impl Phone {
@@ -304,6 +308,8 @@ impl Phone {
             pending_return: None,
             foreign_writes: Vec::new(),
             launcher_search: None,
+            keyboard_shift: false,
+            keyboard_symbols: false,
         };
         let mut phone = phone;
         phone.boot()?;
@@ -343,6 +349,8 @@ impl Phone {
         self.background = false;
         self.pending_return = None;
         self.launcher_search = None;
+        self.keyboard_shift = false;
+        self.keyboard_symbols = false;
         self.boot()
     }
 
@@ -824,6 +832,11 @@ impl Phone {
 
     /// Gives a text field of the top screen focus, which shows the keyboard.
     fn focus_field(&mut self, field: &str) {
+        // Another field: its keyboard starts on the letters, in lower case.
+        if self.top_frame().is_some_and(|f| f.focused.as_deref() != Some(field)) {
+            self.keyboard_shift = false;
+            self.keyboard_symbols = false;
+        }
         if let Some(frame) = self.top_frame_mut() {
             frame.focused = Some(field.to_string());
         }
@@ -1224,7 +1237,20 @@ impl Phone {
             return Ok(());
         };
         let value = if clear { String::new() } else { self.field_text(&field) };
-        let value = admit_text(value, text, outcome);
+        // A number or phone field keeps only what its type takes, as Android's key listeners.
+        let input = self.focused_info().map(|i| i.input).unwrap_or_default();
+        let (kept, dropped): (String, String) = text.chars().partition(|&c| input.accepts(c));
+        if !dropped.is_empty() {
+            outcome.notes.push(format!(
+                "the field takes only {}: dropped {dropped:?}",
+                match input {
+                    crate::view::InputType::Phone => "a phone number",
+                    crate::view::InputType::Decimal => "a decimal number",
+                    _ => "digits",
+                }
+            ));
+        }
+        let value = admit_text(value, &kept, outcome);
         self.set_field(&field, value, outcome)
     }
 
@@ -1260,6 +1286,10 @@ impl Phone {
             outcome.notes.push("no text field has focus: Enter did nothing".into());
             return Ok(());
         };
+        if info.input == crate::view::InputType::Multiline {
+            // Enter starts a new line in a multi-line field; it submits nothing.
+            return self.type_text("\n", false, outcome);
+        }
         match &info.hooks.on_submit {
             Some(h) => {
                 let value = info.id.as_deref().map(|f| self.field_text(f)).unwrap_or_default();
@@ -1312,6 +1342,13 @@ impl Phone {
                 if !text.is_empty() {
                     self.type_text(&text, false, outcome)?;
                 }
+                // Shift is one-shot: it capitalised this key (the key carries the capital).
+                self.keyboard_shift = false;
+            }
+            SystemHandler::Shift => self.keyboard_shift = !self.keyboard_shift,
+            SystemHandler::KeyboardSymbols(on) => {
+                self.keyboard_symbols = on;
+                self.keyboard_shift = false;
             }
             SystemHandler::Backspace => self.backspace(outcome)?,
             SystemHandler::Enter => self.submit(outcome)?,

@@ -34,6 +34,8 @@ pub(crate) struct NodeInfo {
     pub scroll: Option<(String, f32, f32)>,
     /// Pager: (element id, page shown, pages).
     pub pager: Option<(String, usize, usize)>,
+    /// A text field's input type.
+    pub input: crate::view::InputType,
 }
 
 impl NodeInfo {
@@ -203,7 +205,7 @@ impl Phone {
         let frame = self.top_frame().cloned();
         let overlay_view = self.overlay.as_ref().map(|o| overlay_view(&d, o));
         let toast_view = self.toast.as_ref().map(|t| (system::toast(&d, &t.message), t.package.clone()));
-        let keyboard_view = keyboard.then(|| system::keyboard(&d));
+        let keyboard_view = keyboard.then(|| system::keyboard(&d, self.keyboard_layout(&main_view)));
         let clock = phonebench_apps::templates::format_datetime(now, "%-H:%M").unwrap_or_default();
         let home = self.foreground == Foreground::Home;
         // One status-bar icon per app with notifications, newest first.
@@ -369,6 +371,23 @@ impl Phone {
     /// The screen app `i` shows when its own screen failed: the "keeps stopping" dialog.
     fn crash_screen(&self, i: usize, message: &str) -> View {
         system::crash_screen(&self.config.display, &self.apps[i].package.manifest.name, message, i)
+    }
+
+    /// The keyboard for the focused field of `view` (the screen being composed).
+    fn keyboard_layout(&self, view: &View) -> system::KeyboardLayout {
+        let focused = self.top_frame().and_then(|f| f.focused.clone());
+        let mut input = crate::view::InputType::Text;
+        if let Some(id) = focused.filter(|_| !self.searching_apps()) {
+            let mut stack = vec![view];
+            while let Some(v) = stack.pop() {
+                if v.kind == Kind::Edit && v.id.as_deref() == Some(id.as_str()) {
+                    input = v.input;
+                    break;
+                }
+                stack.extend(v.children.iter());
+            }
+        }
+        system::KeyboardLayout { input, shift: self.keyboard_shift, symbols: self.keyboard_symbols }
     }
 
     /// How finely app `i`'s top screen sees time, ms.
@@ -754,6 +773,7 @@ fn emit(
             scroll: (view.kind == Kind::Scroll)
                 .then(|| (scroll_key(view, i), max_scroll, scroll_offset(window, view, i, max_scroll))),
             pager: view.pager.map(|p| (view.id.clone().unwrap_or_default(), p.page, p.pages)),
+            input: view.input,
         });
     }
     for _ in open {

@@ -5,7 +5,7 @@
 use crate::display::Display;
 use phonebench_pixels::Role;
 
-use crate::view::{Align, Axis, Dim, Edges, Handler, Kind, SystemHandler, TextLook, View};
+use crate::view::{Align, Axis, Dim, Edges, Handler, InputType, Kind, SystemHandler, TextLook, View};
 
 /// Package of the status and navigation bars.
 pub const SYSTEMUI: &str = "com.android.systemui";
@@ -229,9 +229,23 @@ pub fn overview(d: &Display, apps: &[(String, usize)]) -> View {
     root
 }
 
-/// Gboard-like keyboard: letter rows, delete, space, enter. Keys are named by content-desc.
-/// Shift is drawn but types nothing: agents type through `type` actions, and capitals there.
-pub fn keyboard(d: &Display) -> View {
+/// Which keyboard shows: the focused field's input type, and the letters keyboard's Shift and
+/// symbols (`?123`) states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KeyboardLayout {
+    /// The focused field's input type.
+    pub input: InputType,
+    /// Shift is on: the next letter is a capital.
+    pub shift: bool,
+    /// The symbols layer (digits and punctuation) is shown instead of the letters.
+    pub symbols: bool,
+}
+
+/// Gboard-like keyboard for the focused field: letters (with Shift and a `?123` symbols layer;
+/// `@` for e-mail, `/` and `.com` for addresses), a numeric pad for numbers, the dial pad for
+/// phone numbers. Keys are named by content-desc: what they type, or Shift, Delete, Space,
+/// Enter, `?123`, `ABC`.
+pub fn keyboard(d: &Display, layout: KeyboardLayout) -> View {
     let mut root = with_id(group(Axis::Vertical), "com.google.android.inputmethod.latin:id/keyboard_holder");
     root.role = Some(Role::Keyboard);
     root.style.width = Dim::Match;
@@ -250,29 +264,116 @@ pub fn keyboard(d: &Display) -> View {
         k.style.height = Dim::Px(d.dp(56.0));
         k
     };
-    for (i, letters) in ["qwertyuiop", "asdfghjkl", "zxcvbnm"].iter().enumerate() {
-        let mut row = group(Axis::Horizontal);
-        row.style.justify = Align::Center;
-        if i == 2 {
-            row.children.push(key("Shift", SystemHandler::Type(String::new()), key_width * 1.5));
+    let typing = |text: &str, width: f32| key(text, SystemHandler::Type(text.to_string()), width);
+    let row = |keys: Vec<View>| {
+        let mut r = group(Axis::Horizontal);
+        r.style.justify = Align::Center;
+        r.children = keys;
+        r
+    };
+    match layout.input {
+        InputType::Phone => {
+            // The dial pad: wide keys, three columns plus one of symbols and actions.
+            let w = (d.width_px() - d.dp(8.0)) / 4.0;
+            root.children = vec![
+                row(vec![typing("1", w), typing("2", w), typing("3", w), typing("-", w)]),
+                row(vec![
+                    typing("4", w),
+                    typing("5", w),
+                    typing("6", w),
+                    key("Space", SystemHandler::Type(" ".into()), w),
+                ]),
+                row(vec![
+                    typing("7", w),
+                    typing("8", w),
+                    typing("9", w),
+                    key("Delete", SystemHandler::Backspace, w),
+                ]),
+                row(vec![
+                    typing("*", w * 0.5),
+                    typing("#", w * 0.5),
+                    typing("0", w),
+                    typing("+", w),
+                    key("Enter", SystemHandler::Enter, w),
+                ]),
+            ];
         }
-        for c in letters.chars() {
-            row.children.push(key(&c.to_string(), SystemHandler::Type(c.to_string()), key_width));
+        InputType::Number | InputType::Decimal => {
+            let w = (d.width_px() - d.dp(8.0)) / 4.0;
+            let point = if layout.input == InputType::Decimal { typing(".", w) } else { typing(",", w) };
+            root.children = vec![
+                row(vec![typing("1", w), typing("2", w), typing("3", w), typing("-", w)]),
+                row(vec![
+                    typing("4", w),
+                    typing("5", w),
+                    typing("6", w),
+                    key("Space", SystemHandler::Type(" ".into()), w),
+                ]),
+                row(vec![
+                    typing("7", w),
+                    typing("8", w),
+                    typing("9", w),
+                    key("Delete", SystemHandler::Backspace, w),
+                ]),
+                row(vec![point, typing("0", w), typing(".", w), key("Enter", SystemHandler::Enter, w)]),
+            ];
         }
-        if i == 2 {
-            row.children.push(key("Delete", SystemHandler::Backspace, key_width * 1.5));
+        _ if layout.symbols => {
+            let rows = ["1234567890", "@#$_&-+()/", "*\"':;!?"];
+            for (i, chars) in rows.iter().enumerate() {
+                let mut keys: Vec<View> = chars.chars().map(|c| typing(&c.to_string(), key_width)).collect();
+                if i == 2 {
+                    keys.push(key("Delete", SystemHandler::Backspace, key_width * 1.5));
+                }
+                root.children.push(row(keys));
+            }
+            root.children.push(row(vec![
+                key("ABC", SystemHandler::KeyboardSymbols(false), key_width * 1.5),
+                typing(",", key_width),
+                key("Space", SystemHandler::Type(" ".into()), key_width * 4.5),
+                typing(".", key_width),
+                key("Enter", SystemHandler::Enter, key_width * 2.0),
+            ]));
         }
-        root.children.push(row);
+        input => {
+            for (i, letters) in ["qwertyuiop", "asdfghjkl", "zxcvbnm"].iter().enumerate() {
+                let mut keys = Vec::new();
+                if i == 2 {
+                    let mut shift = key("Shift", SystemHandler::Shift, key_width * 1.5);
+                    shift.selected = layout.shift;
+                    keys.push(shift);
+                }
+                for c in letters.chars() {
+                    let c = if layout.shift { c.to_ascii_uppercase() } else { c };
+                    keys.push(typing(&c.to_string(), key_width));
+                }
+                if i == 2 {
+                    keys.push(key("Delete", SystemHandler::Backspace, key_width * 1.5));
+                }
+                root.children.push(row(keys));
+            }
+            let mut bottom = vec![key("?123", SystemHandler::KeyboardSymbols(true), key_width * 1.5)];
+            match input {
+                InputType::Email => {
+                    bottom.push(typing("@", key_width));
+                    bottom.push(key("Space", SystemHandler::Type(" ".into()), key_width * 3.5));
+                    bottom.push(typing(".", key_width));
+                }
+                InputType::Uri => {
+                    bottom.push(typing("/", key_width));
+                    bottom.push(key("Space", SystemHandler::Type(" ".into()), key_width * 2.5));
+                    bottom.push(typing(".com", key_width * 1.5));
+                }
+                _ => {
+                    bottom.push(typing(",", key_width));
+                    bottom.push(key("Space", SystemHandler::Type(" ".into()), key_width * 3.5));
+                    bottom.push(typing(".", key_width));
+                }
+            }
+            bottom.push(key("Enter", SystemHandler::Enter, key_width * 2.0));
+            root.children.push(row(bottom));
+        }
     }
-    let mut bottom = group(Axis::Horizontal);
-    bottom.style.justify = Align::Center;
-    bottom.children = vec![
-        key(",", SystemHandler::Type(",".into()), key_width),
-        key("Space", SystemHandler::Type(" ".into()), key_width * 5.0),
-        key(".", SystemHandler::Type(".".into()), key_width),
-        key("Enter", SystemHandler::Enter, key_width * 2.0),
-    ];
-    root.children.push(bottom);
     root
 }
 

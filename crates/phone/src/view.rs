@@ -42,6 +42,57 @@ pub enum Align {
     Stretch,
 }
 
+/// What a text field takes (`input`, Android's `inputType`): it decides the keyboard shown
+/// and which typed characters the field keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InputType {
+    /// Any text (letters keyboard).
+    #[default]
+    Text,
+    /// Whole numbers (a numeric pad; digits and `-`).
+    Number,
+    /// Numbers with a decimal point.
+    Decimal,
+    /// Phone numbers (the dial pad; digits, `+`, `*`, `#`, spaces, `-`, `(`, `)`).
+    Phone,
+    /// E-mail addresses (letters with `@` and `.`).
+    Email,
+    /// Web addresses (letters with `/` and `.com`).
+    Uri,
+    /// Several lines: Enter starts a new line.
+    Multiline,
+}
+
+impl InputType {
+    /// Parses an `input` attribute value.
+    pub fn parse(value: &str) -> Result<InputType, String> {
+        Ok(match value.trim() {
+            "text" | "password" => InputType::Text,
+            "number" => InputType::Number,
+            "decimal" => InputType::Decimal,
+            "phone" => InputType::Phone,
+            "email" => InputType::Email,
+            "uri" | "url" => InputType::Uri,
+            "multiline" => InputType::Multiline,
+            other => {
+                return Err(format!(
+                    "`{other}` is not an input type (text, number, decimal, phone, email, uri, multiline, password)"
+                ));
+            }
+        })
+    }
+
+    /// Whether a field of this type keeps character `c` (as Android's key listeners filter).
+    pub fn accepts(self, c: char) -> bool {
+        match self {
+            InputType::Number => c.is_ascii_digit() || c == '-',
+            InputType::Decimal => c.is_ascii_digit() || c == '-' || c == '.' || c == ',',
+            InputType::Phone => c.is_ascii_digit() || "+*#;,-() .N/".contains(c),
+            _ => true,
+        }
+    }
+}
+
 /// A pager's state: its children are pages, only `page` is laid out and in the tree (as
 /// ViewPager2's RecyclerView attaches only the page on screen).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -177,6 +228,10 @@ pub enum SystemHandler {
     Choose(usize),
     /// The launcher's search bar: open the app search.
     SearchApps,
+    /// Keyboard Shift: the next letter is a capital.
+    Shift,
+    /// Keyboard `?123` (true) / `ABC` (false): the symbols layer or the letters.
+    KeyboardSymbols(bool),
 }
 
 /// What runs when a view is used.
@@ -244,6 +299,8 @@ pub struct View {
     pub pager: Option<Pager>,
     /// The picture an `ImageView` shows (`src`): `placeholder:KEY`.
     pub src: Option<String>,
+    /// What a text field takes (`input`).
+    pub input: InputType,
     /// Event handlers.
     pub hooks: Hooks,
     /// Box layout.
@@ -282,6 +339,7 @@ impl View {
             start_at_end: false,
             pager: None,
             src: None,
+            input: InputType::Text,
             hooks: Hooks::default(),
             style: BoxStyle::default(),
             look: None,

@@ -668,7 +668,7 @@ impl Painter<'_> {
         };
         let fill = match label {
             "Enter" => t.primary_container,
-            "Shift" | "Delete" | "," | "." => t.surface_container_high,
+            "Shift" | "Delete" | "," | "." | "?123" | "ABC" => t.surface_container_high,
             _ => t.key,
         };
         self.fill(round_rect(cap, 6.0 * d), fill);
@@ -676,8 +676,10 @@ impl Painter<'_> {
         if let Some(icon) = special {
             self.icon(icon, centered_square(cap, 22.0 * d), on);
         } else if label != "Space" && !label.is_empty() {
+            // Layer switches (`?123`, `ABC`) and `.com` are words: smaller than a letter.
+            let size = if label.chars().count() > 2 { 15.0 } else { 22.0 };
             let look = crate::paint::TextLook {
-                size_px: 22.0 * d,
+                size_px: size * d,
                 bold: false,
                 max_lines: Some(1),
                 tone: Tone::Normal,
