@@ -10,6 +10,7 @@
 //! duration); randomness (SQLite's `random()`, battery level) comes from a ChaCha8 generator
 //! seeded by the phone's seed. The same seed and actions give byte-identical observations.
 
+mod cursor;
 pub mod data;
 pub mod display;
 mod intents;

@@ -123,6 +123,9 @@ pub(crate) struct Frame {
     pub pages: BTreeMap<String, usize>,
     /// Whether the screen's `init` action has run (before its first render).
     pub init_done: bool,
+    /// Each text field's selection (start, end) in characters, once a cursor was placed; a
+    /// field without one has its cursor at the end.
+    pub selection: BTreeMap<String, (usize, usize)>,
 }
 
 impl Frame {
@@ -183,6 +186,7 @@ pub(crate) enum MenuAction {
     Paste(String),
     CopyField(String),
     CutField(String),
+    SelectAll(String),
     Close,
 }
 
@@ -658,6 +662,13 @@ impl Phone {
                     outcome.hit = node.map(|n| self.node(n));
                     self.tap(point, node, &mut outcome)?;
                     self.ensure_screen()?;
+                    // Typing "into an element" appends, as agents' type actions expect (a tap
+                    // alone places the cursor where it touched).
+                    if let Some(field) = self.focused_field().map(str::to_string)
+                        && let Some(frame) = self.top_frame_mut()
+                    {
+                        frame.selection.remove(&field);
+                    }
                 }
                 self.type_text(text, *clear, &mut outcome)?;
                 if *enter {
@@ -860,6 +871,7 @@ impl Phone {
             Kind::Edit => {
                 if let Some(field) = &info.id {
                     self.focus_field(field);
+                    self.place_cursor(&info, point);
                 }
                 if let Some(h) = &info.hooks.on_click {
                     self.run_handler(h, &info, None, outcome)?;
@@ -908,11 +920,16 @@ impl Phone {
             self.focus_field(field);
             let has_text = !self.field_text(field).is_empty();
             if has_text {
+                // Android's text selection menu: Cut and Copy act on the selection (the whole
+                // text when nothing is selected).
                 items.push(("Cut".to_string(), MenuAction::CutField(field.clone())));
                 items.push(("Copy".to_string(), MenuAction::CopyField(field.clone())));
             }
             if self.clipboard.as_deref().is_some_and(|c| !c.is_empty()) {
                 items.push(("Paste".to_string(), MenuAction::Paste(field.clone())));
+            }
+            if has_text {
+                items.push(("Select all".to_string(), MenuAction::SelectAll(field.clone())));
             }
         } else if info.hooks.copyable {
             items.push(("Copy".to_string(), MenuAction::CopyText(info.text.clone())));
@@ -1084,6 +1101,11 @@ impl Phone {
             Key::Backspace => self.backspace(outcome)?,
             Key::Space => self.type_text(" ", false, outcome)?,
             Key::Tab => self.type_text("\t", false, outcome)?,
+            Key::Delete => match self.focused_field().map(str::to_string) {
+                Some(field) => self.delete_text(&field, true, outcome)?,
+                None => outcome.notes.push("no text field has focus".into()),
+            },
+            Key::Other(code) if self.move_cursor(code) => {}
             // KEYCODE_NOTIFICATION: Android pulls the shade down (or up again).
             Key::Other(code) if code == "NOTIFICATION" => {
                 if self.shade {
@@ -1189,11 +1211,11 @@ impl Phone {
         }
     }
 
-    fn focused_field(&self) -> Option<&str> {
+    pub(crate) fn focused_field(&self) -> Option<&str> {
         self.top_frame().and_then(|f| f.focused.as_deref())
     }
 
-    fn field_text(&self, field: &str) -> String {
+    pub(crate) fn field_text(&self, field: &str) -> String {
         self.top_frame().and_then(|f| f.fields.get(field)).cloned().unwrap_or_default()
     }
 
@@ -1216,6 +1238,8 @@ impl Phone {
     ) -> Result<(), PhoneError> {
         if let Some(frame) = self.top_frame_mut() {
             frame.fields.insert(field.to_string(), text.clone());
+            // Text set whole (clear, paste, cut): the cursor goes to the end.
+            frame.selection.remove(field);
         }
         if let Some(info) = self.focused_info().filter(|i| i.id.as_deref() == Some(field))
             && let Some(h) = &info.hooks.on_change
@@ -1236,7 +1260,6 @@ impl Phone {
             outcome.notes.push("no text field has focus: nothing was typed".into());
             return Ok(());
         };
-        let value = if clear { String::new() } else { self.field_text(&field) };
         // A number or phone field keeps only what its type takes, as Android's key listeners.
         let input = self.focused_info().map(|i| i.input).unwrap_or_default();
         let (kept, dropped): (String, String) = text.chars().partition(|&c| input.accepts(c));
@@ -1250,8 +1273,7 @@ impl Phone {
                 }
             ));
         }
-        let value = admit_text(value, &kept, outcome);
-        self.set_field(&field, value, outcome)
+        self.insert_text(&field, &kept, clear, outcome)
     }
 
     fn backspace(&mut self, outcome: &mut Outcome) -> Result<(), PhoneError> {
@@ -1263,9 +1285,7 @@ impl Phone {
             outcome.notes.push("no text field has focus".into());
             return Ok(());
         };
-        let mut value = self.field_text(&field);
-        value.pop();
-        self.set_field(&field, value, outcome)
+        self.delete_text(&field, false, outcome)
     }
 
     fn submit(&mut self, outcome: &mut Outcome) -> Result<(), PhoneError> {
@@ -1379,15 +1399,24 @@ impl Phone {
                     match item.clone() {
                         MenuAction::App { action, args } => self.run_action(&action, args, outcome)?,
                         MenuAction::CopyText(text) => self.clipboard = Some(text),
-                        MenuAction::CopyField(field) => self.clipboard = Some(self.field_text(&field)),
+                        MenuAction::CopyField(field) => self.clipboard = Some(self.selected_text(&field)),
                         MenuAction::CutField(field) => {
-                            self.clipboard = Some(self.field_text(&field));
-                            self.set_field(&field, String::new(), outcome)?;
+                            self.clipboard = Some(self.selected_text(&field));
+                            let (start, end) = self.selection_of(&field);
+                            if start == end {
+                                self.set_field(&field, String::new(), outcome)?;
+                            } else {
+                                self.delete_text(&field, false, outcome)?;
+                            }
                         }
                         MenuAction::Paste(field) => {
                             let clip = self.clipboard.clone().unwrap_or_default();
-                            let text = admit_text(self.field_text(&field), &clip, outcome);
-                            self.set_field(&field, text, outcome)?;
+                            self.focus_field(&field);
+                            self.insert_text(&field, &clip, false, outcome)?;
+                        }
+                        MenuAction::SelectAll(field) => {
+                            let len = self.field_text(&field).chars().count();
+                            self.set_selection(&field, 0, len);
                         }
                         MenuAction::Close => {}
                     }

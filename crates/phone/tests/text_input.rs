@@ -132,3 +132,89 @@ fn enter_starts_a_new_line_in_a_multiline_field_and_submits_elsewhere() {
     assert_eq!(phone.events().len(), 1, "a single-line field submits");
     let _ = std::fs::remove_dir_all(root);
 }
+
+const NOTE_SCREEN: &str = r#"<LinearLayout>
+  <EditText id="body" input="multiline" value="Buy milk and eggs" width="match" padding="12 16"/>
+</LinearLayout>"#;
+
+fn note_phone(case: &str) -> (Phone, std::path::PathBuf) {
+    let (root, dir) =
+        phonebench_testkit::probe_package(case, &[("schema.sql", ""), ("screens/main.xml", NOTE_SCREEN)]);
+    let package = AppPackage::load(&dir).expect("loads");
+    let mut phone =
+        Phone::new(Catalog::new(vec![package]).expect("catalog"), PhoneConfig::default()).expect("phone");
+    phone.apply(&Action::OpenApp { app: "probe".into() }).expect("open");
+    (phone, root)
+}
+
+fn type_here(phone: &mut Phone, text: &str) {
+    phone.apply(&Action::Type { text: text.into(), target: None, clear: false, enter: false }).expect("type");
+}
+
+#[test]
+fn a_tap_in_the_middle_of_a_text_puts_the_cursor_there() {
+    let (mut phone, root) = note_phone("cursor-tap");
+    let field = find(&mut phone, "body").expect("the field").bounds;
+    let y = field.top + (field.bottom - field.top) / 2;
+    // Just inside the left edge: before the first character.
+    phone.apply(&Action::Tap { target: Target::Point(Point { x: field.left + 2, y }) }).expect("tap");
+    type_here(&mut phone, "> ");
+    assert_eq!(text_of(&mut phone, "body"), "> Buy milk and eggs");
+    // Far right of the line: after the last character.
+    phone.apply(&Action::Tap { target: Target::Point(Point { x: field.right - 2, y }) }).expect("tap");
+    type_here(&mut phone, "!");
+    assert_eq!(text_of(&mut phone, "body"), "> Buy milk and eggs!");
+    // Between "milk" and " and": measured with the field's own font size.
+    let look = phonebench_text::TextStyle {
+        size_px: 16.0 * 2.625,
+        bold: false,
+        line_height: phonebench_pixels::LINE_HEIGHT,
+    };
+    let prefix = phonebench_text::measure("> Buy milk", &look, None, None).width;
+    let x = field.left + (16.0 * 2.625) as i32 + prefix.round() as i32;
+    phone.apply(&Action::Tap { target: Target::Point(Point { x, y }) }).expect("tap");
+    type_here(&mut phone, " (oat)");
+    assert_eq!(text_of(&mut phone, "body"), "> Buy milk (oat) and eggs!");
+    let _ = std::fs::remove_dir_all(root);
+}
+
+#[test]
+fn cursor_keys_backspace_delete_and_a_selection() {
+    let (mut phone, root) = note_phone("cursor-keys");
+    let key = |phone: &mut Phone, code: &str| {
+        phone.apply(&Action::Key { key: Key::Other(code.into()) }).expect("key");
+    };
+    tap(&mut phone, "body");
+    key(&mut phone, "MOVE_HOME");
+    for _ in 0..4 {
+        key(&mut phone, "DPAD_RIGHT");
+    }
+    phone.apply(&Action::Key { key: Key::Delete }).expect("delete");
+    phone.apply(&Action::Key { key: Key::Delete }).expect("delete");
+    phone.apply(&Action::Key { key: Key::Delete }).expect("delete");
+    phone.apply(&Action::Key { key: Key::Delete }).expect("delete");
+    phone.apply(&Action::Key { key: Key::Delete }).expect("delete");
+    type_here(&mut phone, "oat milk ");
+    assert_eq!(text_of(&mut phone, "body"), "Buy oat milk and eggs");
+    key(&mut phone, "DPAD_LEFT");
+    phone.apply(&Action::Key { key: Key::Backspace }).expect("backspace");
+    assert_eq!(text_of(&mut phone, "body"), "Buy oat mil and eggs");
+    // Select all, then typing replaces everything; cut and paste move text.
+    let field = find(&mut phone, "body").expect("field");
+    let (x, y) = field.bounds.center();
+    phone.apply(&Action::LongPress { target: Target::Point(Point { x, y }) }).expect("long press");
+    tap(&mut phone, "Select all");
+    type_here(&mut phone, "Bread");
+    assert_eq!(text_of(&mut phone, "body"), "Bread");
+    phone.apply(&Action::LongPress { target: Target::Point(Point { x, y }) }).expect("long press");
+    tap(&mut phone, "Select all");
+    phone.apply(&Action::LongPress { target: Target::Point(Point { x, y }) }).expect("long press");
+    tap(&mut phone, "Cut");
+    assert_eq!(text_of(&mut phone, "body"), "");
+    assert_eq!(phone.clipboard(), Some("Bread"));
+    type_here(&mut phone, "Fresh ");
+    phone.apply(&Action::LongPress { target: Target::Point(Point { x, y }) }).expect("long press");
+    tap(&mut phone, "Paste");
+    assert_eq!(text_of(&mut phone, "body"), "Fresh Bread");
+    let _ = std::fs::remove_dir_all(root);
+}
