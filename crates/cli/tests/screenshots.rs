@@ -45,6 +45,8 @@ const SCENARIOS: &[(&str, &[&str], &str)] = &[
     ("camera", &["--app", "camera"], ""),
     // Contacts > Create contact > Phone: the dial pad of a phone-number field.
     ("dial-pad", &["--app", "contacts"], "click [0]\nclick [5]\n"),
+    // Markor: the notebook (folders, notes with previews, the new-file button).
+    ("notes", &["--app", "notes"], ""),
     // SPHINX's 768×1280 device.
     ("settings-768x1280", &["--app", "settings", "--size", "768x1280"], ""),
 ];
