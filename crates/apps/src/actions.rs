@@ -68,6 +68,24 @@ pub struct DialogSpec {
     pub selected: Option<String>,
     /// Action run with `:value` when an option is picked.
     pub action: Option<String>,
+    /// Options from a query instead of `choices`: its columns `label` and `value`.
+    pub choices_sql: Option<String>,
+    /// A text field in the dialog: (hint template, initial text expression); every button's
+    /// action receives its text as `:input`.
+    pub input: Option<(String, Option<String>)>,
+}
+
+/// A date or time picker dialog (`date_picker` / `time_picker`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PickerSpec {
+    /// Expression giving the value shown first (`YYYY-MM-DD` / `HH:MM`); none: today / now.
+    pub value: Option<String>,
+    /// Action run with `:value` on OK.
+    pub action: String,
+    /// Title (a template).
+    pub title: Option<String>,
+    /// Time picker: 24-hour (default) or with AM/PM.
+    pub is24: bool,
 }
 
 /// What a step does. See `docs/app-format.md` for the semantics of each.
@@ -157,6 +175,10 @@ pub enum Step {
         /// Event data: names and expressions.
         data: ExprArgs,
     },
+    /// Android's DatePickerDialog; OK runs the action with `:value` = `YYYY-MM-DD`.
+    DatePicker(PickerSpec),
+    /// Android's TimePickerDialog (text input mode); OK runs the action with `:value` = `HH:MM`.
+    TimePicker(PickerSpec),
     /// Run one of this app's actions later, in the background, at a virtual time.
     Schedule(ScheduleSpec),
     /// Cancel this app's scheduled actions and notifications with a key.
@@ -259,7 +281,7 @@ pub struct NotifySpec {
 
 impl Step {
     /// Every step kind's key, for messages.
-    pub const KINDS: [&'static str; 25] = [
+    pub const KINDS: [&'static str; 27] = [
         "sql",
         "guard",
         "navigate",
@@ -285,6 +307,8 @@ impl Step {
         "if",
         "call",
         "fill",
+        "date_picker",
+        "time_picker",
     ];
 
     /// Whether the step needs a screen in front (navigation, dialogs, text fields): such steps
@@ -305,6 +329,8 @@ impl Step {
                 | Step::Pick { .. }
                 | Step::Return { .. }
                 | Step::Fill { .. }
+                | Step::DatePicker(_)
+                | Step::TimePicker(_)
         )
     }
 }
@@ -486,6 +512,8 @@ impl StepReader<'_> {
                 Step::If { cond, then, otherwise }
             }
             "call" => Step::Call { action: self.string("call")?, args: self.args("args")? },
+            "date_picker" => Step::DatePicker(self.picker("date_picker")?),
+            "time_picker" => Step::TimePicker(self.picker("time_picker")?),
             "fill" => {
                 let fields = self.args("fill")?;
                 if fields.is_empty() {
@@ -512,6 +540,33 @@ impl StepReader<'_> {
         let message = take_string("message").map_err(|m| self.error(m))?;
         let selected = take_string("selected").map_err(|m| self.error(m))?;
         let action = take_string("action").map_err(|m| self.error(m))?;
+        let choices_sql = take_string("choices_sql").map_err(|m| self.error(m))?;
+        let input = match table.remove("input") {
+            None => None,
+            Some(Value::Table(mut t)) => {
+                let hint = match t.remove("hint") {
+                    None => String::new(),
+                    Some(Value::String(s)) => s,
+                    Some(_) => return Err(self.error("dialog input `hint` must be a string")),
+                };
+                let value = match t.remove("value") {
+                    None => None,
+                    Some(Value::String(s)) => Some(s),
+                    Some(_) => return Err(self.error("dialog input `value` must be an expression string")),
+                };
+                if let Some(key) = t.keys().next() {
+                    return Err(
+                        self.error(format!("dialog input: unknown key `{key}` (expected hint, value)"))
+                    );
+                }
+                Some((hint, value))
+            }
+            Some(other) => {
+                return Err(
+                    self.error(format!("dialog `input` must be a table, not {}", describe(Some(&other))))
+                );
+            }
+        };
         let buttons = choices(&mut table, "buttons").map_err(|m| self.error(format!("dialog: {m}")))?;
         let options = match table.remove("choices") {
             None => Vec::new(),
@@ -547,19 +602,22 @@ impl StepReader<'_> {
         };
         if let Some(key) = table.keys().next() {
             return Err(self.error(format!(
-                "dialog: unknown key `{key}` (expected title, message, buttons, choices, selected, action)"
+                "dialog: unknown key `{key}` (expected title, message, buttons, choices, choices_sql, selected, action, input)"
             )));
         }
-        if !options.is_empty() && action.is_none() {
+        if choices_sql.is_some() && !options.is_empty() {
+            return Err(self.error("a dialog takes `choices` or `choices_sql`, not both"));
+        }
+        if (!options.is_empty() || choices_sql.is_some()) && action.is_none() {
             return Err(self.error("a dialog with `choices` needs an `action` to run with `:value`"));
         }
-        if options.is_empty() && buttons.is_empty() {
+        if options.is_empty() && choices_sql.is_none() && buttons.is_empty() {
             return Err(self.error("a dialog needs `buttons` or `choices`"));
         }
-        if title.is_none() && message.is_none() && options.is_empty() {
+        if title.is_none() && message.is_none() && options.is_empty() && choices_sql.is_none() {
             return Err(self.error("a dialog needs a `title` or a `message`"));
         }
-        Ok(DialogSpec { title, message, buttons, options, selected, action })
+        Ok(DialogSpec { title, message, buttons, options, selected, action, choices_sql, input })
     }
 
     /// The steps of an `if` branch (a list of step tables); their errors name the `if`'s line.
@@ -584,6 +642,37 @@ impl StepReader<'_> {
             steps.push(StepDef { step, line: self.line });
         }
         Ok(steps)
+    }
+
+    fn picker(&mut self, kind: &str) -> Result<PickerSpec, LoadError> {
+        let mut table = self.sub_table(kind)?;
+        let mut take = |key: &str| match table.remove(key) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s)),
+            Some(other) => {
+                Err(format!("{kind} `{key}` must be a non-empty string, not {}", describe(Some(&other))))
+            }
+        };
+        let value = take("value").map_err(|m| self.error(m))?;
+        let action = take("action").map_err(|m| self.error(m))?;
+        let title = take("title").map_err(|m| self.error(m))?;
+        let is24 = match table.remove("is24") {
+            None => true,
+            Some(Value::Boolean(b)) if kind == "time_picker" => b,
+            Some(_) => {
+                return Err(self.error(format!("{kind}: `is24` must be true or false (time pickers only)")));
+            }
+        };
+        if let Some(key) = table.keys().next() {
+            return Err(self.error(format!(
+                "{kind}: unknown key `{key}` (expected value, action, title{})",
+                if kind == "time_picker" { ", is24" } else { "" }
+            )));
+        }
+        let Some(action) = action else {
+            return Err(self.error(format!("{kind} needs the `action` that receives `:value`")));
+        };
+        Ok(PickerSpec { value, action, title, is24 })
     }
 
     fn schedule(&mut self) -> Result<ScheduleSpec, LoadError> {
@@ -757,6 +846,7 @@ fn referenced_in<'a>(steps: &'a [StepDef], out: &mut Vec<(&'a str, &'a StepDef)>
             Step::Schedule(spec) => out.push((spec.action.as_str(), step)),
             Step::Pick { action, .. } => out.push((action.as_str(), step)),
             Step::Call { action, .. } => out.push((action.as_str(), step)),
+            Step::DatePicker(p) | Step::TimePicker(p) => out.push((p.action.as_str(), step)),
             Step::If { then, otherwise, .. } => {
                 referenced_in(then, out);
                 referenced_in(otherwise, out);

@@ -25,7 +25,8 @@ use phonebench_search::{ContentIndex, FieldSpec, IndexSpec};
 use rusqlite::Connection;
 
 pub use actions::{
-    ActionDef, Choice, DialogOption, DialogSpec, NotifySpec, ScheduleSpec, ScheduleWhen, Step, StepDef,
+    ActionDef, Choice, DialogOption, DialogSpec, NotifySpec, PickerSpec, ScheduleSpec, ScheduleWhen, Step,
+    StepDef,
 };
 pub use error::LoadError;
 pub use manifest::{IntentFilter, Manifest, ScreenSpec, SearchSpec, SystemSettings};
@@ -297,6 +298,10 @@ impl AppPackage {
             }
             Step::Call { args, .. } => args.iter().try_for_each(|(_, e)| check_expr(e))?,
             Step::Fill { fields } => fields.iter().try_for_each(|(_, e)| check_expr(e))?,
+            Step::DatePicker(p) | Step::TimePicker(p) => {
+                p.value.iter().try_for_each(|v| check_expr(v))?;
+                p.title.iter().try_for_each(|t| check_template(t))?;
+            }
             Step::Guard { sql, toast } => {
                 check_sql(sql)?;
                 if let Some(t) = toast {
@@ -333,6 +338,13 @@ impl AppPackage {
                 }
                 if let Some(s) = &d.selected {
                     check_expr(s)?;
+                }
+                if let Some(sql) = &d.choices_sql {
+                    check_sql(sql)?;
+                }
+                if let Some((hint, value)) = &d.input {
+                    check_template(hint)?;
+                    value.iter().try_for_each(|v| check_expr(v))?;
                 }
             }
             Step::Menu { items } => items.iter().try_for_each(|i| check_template(&i.label))?,

@@ -47,6 +47,10 @@ const SCENARIOS: &[(&str, &[&str], &str)] = &[
     ("dial-pad", &["--app", "contacts"], "click [0]\nclick [5]\n"),
     // Markor: the notebook (folders, notes with previews, the new-file button).
     ("notes", &["--app", "notes"], ""),
+    // Clock's + button: Android's time picker in its text-input mode, over the keyboard.
+    ("time-picker", &["--app", "clock"], "click [0]\n"),
+    // Files: long press on DCIM, Rename: an input dialog with the name, the keyboard up.
+    ("input-dialog", &["--app", "files"], "longclick [3]\nclick [19]\n"),
     // SPHINX's 768×1280 device.
     ("settings-768x1280", &["--app", "settings", "--size", "768x1280"], ""),
 ];

@@ -17,6 +17,7 @@ mod intents;
 pub mod layout;
 pub mod markup;
 mod phone;
+mod pickers;
 mod render;
 mod steps;
 pub mod system;

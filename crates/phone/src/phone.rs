@@ -158,7 +158,14 @@ pub(crate) enum Overlay {
         selected: Option<String>,
         action: Option<String>,
         args: BTreeMap<String, Value>,
+        /// An input dialog's field: its text (typing goes here) and hint.
+        input: Option<String>,
+        input_hint: String,
     },
+    /// A date picker (`date_picker`).
+    DatePicker(crate::pickers::DatePicker),
+    /// A time picker (`time_picker`).
+    TimePicker(crate::pickers::TimePicker),
     Menu {
         items: Vec<(String, MenuAction)>,
         anchor: (f32, f32),
@@ -402,7 +409,8 @@ impl Phone {
 
     /// Whether the soft keyboard is shown.
     pub fn keyboard_shown(&self) -> bool {
-        self.keyboard && (self.focused_field().is_some() || self.searching_apps())
+        self.keyboard
+            && (self.focused_field().is_some() || self.searching_apps() || self.overlay_input().is_some())
     }
 
     /// Whether the launcher's app search is open (typing goes into it).
@@ -1250,6 +1258,21 @@ impl Phone {
     }
 
     fn type_text(&mut self, text: &str, clear: bool, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        // A dialog's field (an input dialog, a time picker) takes typing first.
+        if let Some(input) = self.overlay_input() {
+            let kept: String = text.chars().filter(|&c| input.accepts(c)).collect();
+            let current = if clear {
+                String::new()
+            } else {
+                self.overlay_text_mut().map(std::mem::take).unwrap_or_default()
+            };
+            let value = admit_text(current, &kept, outcome);
+            if let Some(slot) = self.overlay_text_mut() {
+                *slot = value;
+            }
+            self.keyboard = true;
+            return Ok(());
+        }
         if self.searching_apps() {
             let typed = if clear { String::new() } else { self.launcher_search.take().unwrap_or_default() };
             self.launcher_search = Some(admit_text(typed, text, outcome));
@@ -1277,6 +1300,10 @@ impl Phone {
     }
 
     fn backspace(&mut self, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        if let Some(slot) = self.overlay_text_mut() {
+            slot.pop();
+            return Ok(());
+        }
         if let Some(query) = self.launcher_search.as_mut().filter(|_| self.foreground == Foreground::Home) {
             query.pop();
             return Ok(());
@@ -1289,6 +1316,15 @@ impl Phone {
     }
 
     fn submit(&mut self, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        // Enter in a dialog's field is its positive button (OK).
+        match &self.overlay {
+            Some(Overlay::Dialog { input: Some(_), buttons, .. }) if !buttons.is_empty() => {
+                let last = buttons.len() - 1;
+                return self.run_system(SystemHandler::DialogButton(last), outcome);
+            }
+            Some(Overlay::TimePicker(_)) => return self.picker_event(&SystemHandler::PickerOk, outcome),
+            _ => {}
+        }
         if self.searching_apps() {
             // Enter opens the first app found, as the Pixel launcher does.
             let query = self.launcher_search.clone().unwrap_or_default();
@@ -1373,12 +1409,23 @@ impl Phone {
             SystemHandler::Backspace => self.backspace(outcome)?,
             SystemHandler::Enter => self.submit(outcome)?,
             SystemHandler::DialogButton(i) => {
-                if let Some(Overlay::Dialog { buttons, args, .. }) = self.overlay.take()
-                    && let Some((_, Some(action))) = buttons.get(i)
-                {
-                    self.run_action(action, args, outcome)?;
+                if let Some(Overlay::Dialog { buttons, mut args, input, .. }) = self.overlay.take() {
+                    self.keyboard = false;
+                    if let Some((_, Some(action))) = buttons.get(i) {
+                        if let Some(text) = input {
+                            args.insert("input".into(), Value::from(text));
+                        }
+                        self.run_action(action, args, outcome)?;
+                    }
                 }
             }
+            SystemHandler::DialogInput => self.keyboard = true,
+            SystemHandler::PickerMonth(_)
+            | SystemHandler::PickerDay(_)
+            | SystemHandler::PickerField(_)
+            | SystemHandler::PickerAmPm(_)
+            | SystemHandler::PickerOk
+            | SystemHandler::PickerCancel => self.picker_event(&handler, outcome)?,
             SystemHandler::DialogOption(i) => {
                 if let Some(Overlay::Dialog { options, action: Some(action), mut args, .. }) =
                     self.overlay.take()

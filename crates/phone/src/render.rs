@@ -259,7 +259,8 @@ impl Phone {
                     anchor.0.min(screen_w - r.w - 8.0).max(8.0),
                     anchor.1.min(app_bottom_full - r.h - 8.0).max(app_top + 8.0),
                 ),
-                _ => ((screen_w - r.w) / 2.0, app_top + (app_bottom_full - app_top - r.h) / 2.0),
+                // Centred in what the keyboard leaves (an input dialog stays visible).
+                _ => ((screen_w - r.w) / 2.0, (app_top + (app_bottom - app_top - r.h) / 2.0).max(app_top)),
             };
             laid.translate(x - r.x, y - r.y);
             overlay_bounds = Some(to_bounds(laid.rects[0]));
@@ -377,7 +378,9 @@ impl Phone {
     fn keyboard_layout(&self, view: &View) -> system::KeyboardLayout {
         let focused = self.top_frame().and_then(|f| f.focused.clone());
         let mut input = crate::view::InputType::Text;
-        if let Some(id) = focused.filter(|_| !self.searching_apps()) {
+        if let Some(overlay) = self.overlay_input() {
+            input = overlay;
+        } else if let Some(id) = focused.filter(|_| !self.searching_apps()) {
             let mut stack = vec![view];
             while let Some(v) = stack.pop() {
                 if v.kind == Kind::Edit && v.id.as_deref() == Some(id.as_str()) {
@@ -635,14 +638,22 @@ fn literal_pieces(line: &str) -> Vec<&str> {
 
 fn overlay_view(d: &crate::display::Display, overlay: &Overlay) -> View {
     match overlay {
-        Overlay::Dialog { title, message, buttons, options, selected, .. } => {
+        Overlay::Dialog { title, message, buttons, options, selected, input, input_hint, .. } => {
             let options: Vec<(String, bool)> = options
                 .iter()
                 .map(|(label, value)| (label.clone(), selected.as_deref() == Some(value)))
                 .collect();
             let buttons: Vec<String> = buttons.iter().map(|b| b.0.clone()).collect();
-            system::dialog(d, title.as_deref(), message.as_deref(), &options, &buttons)
+            let mut view = system::dialog(d, title.as_deref(), message.as_deref(), &options, &buttons);
+            if let Some(text) = input {
+                // The field sits above the buttons, as AlertDialog's custom view does.
+                let at = view.children.len().saturating_sub(usize::from(!buttons.is_empty()));
+                view.children.insert(at, system::dialog_input(d, text, input_hint));
+            }
+            view
         }
+        Overlay::DatePicker(p) => crate::pickers::date_picker_view(d, p),
+        Overlay::TimePicker(p) => crate::pickers::time_picker_view(d, p),
         Overlay::Menu { items, .. } => {
             let labels: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
             system::menu(d, &labels)

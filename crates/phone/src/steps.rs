@@ -313,11 +313,45 @@ impl Phone {
                         .iter()
                         .map(|b| Ok((text(scope, &b.label)?, b.action.clone())))
                         .collect::<Result<Vec<_>, PhoneError>>()?;
-                    let options = spec
+                    let mut options = spec
                         .options
                         .iter()
                         .map(|o| Ok((text(scope, &o.label)?, text(scope, &o.value)?)))
                         .collect::<Result<Vec<_>, PhoneError>>()?;
+                    if let Some(sql) = &spec.choices_sql {
+                        // Options from the database: columns `label` and `value`.
+                        let rows = {
+                            let conn = self.apps[app].db.lock().map_err(|_| at("lock poisoned".into()))?;
+                            crate::data::query_rows(&conn, sql, &|n| Phone::scope_value(scope, n))
+                                .map_err(at)?
+                        };
+                        for row in rows {
+                            let get = |column: &str| {
+                                row.get_attr(column)
+                                    .ok()
+                                    .filter(|v| !v.is_undefined() && !v.is_none())
+                                    .map(|v| display(&v))
+                            };
+                            let (Some(label), Some(value)) = (get("label"), get("value")) else {
+                                return Err(at(
+                                    "choices_sql must give columns `label` and `value` (not null)".into(),
+                                ));
+                            };
+                            options.push((label, value));
+                        }
+                    }
+                    let input = match &spec.input {
+                        Some((_, Some(value))) => {
+                            let v = eval(scope, value)?;
+                            Some(if v.is_none() || v.is_undefined() { String::new() } else { display(&v) })
+                        }
+                        Some((_, None)) => Some(String::new()),
+                        None => None,
+                    };
+                    let input_hint = match &spec.input {
+                        Some((hint, _)) => text(scope, hint)?,
+                        None => String::new(),
+                    };
                     let selected = match &spec.selected {
                         Some(e) => {
                             let v = eval(scope, e)?;
@@ -325,7 +359,8 @@ impl Phone {
                         }
                         None => None,
                     };
-                    self.keyboard = false;
+                    // An input dialog opens with its field focused and the keyboard up.
+                    self.keyboard = input.is_some();
                     self.overlay = Some(Overlay::Dialog {
                         title,
                         message,
@@ -334,7 +369,53 @@ impl Phone {
                         selected,
                         action: spec.action.clone(),
                         args: scope.event.clone(),
+                        input,
+                        input_hint,
                     });
+                }
+                Step::DatePicker(spec) => {
+                    let today = crate::pickers::parse_date(
+                        &phonebench_apps::templates::format_datetime(self.now_ms(), "%Y-%m-%d")
+                            .unwrap_or_default(),
+                    );
+                    let value = spec.value.as_deref().map(|e| eval(scope, e)).transpose()?;
+                    let shown =
+                        value.as_ref().and_then(|v| crate::pickers::parse_date(&display(v))).or(today);
+                    let Some(selected) = shown else {
+                        return Err(at("date_picker: no date to show".into()));
+                    };
+                    self.keyboard = false;
+                    self.overlay = Some(Overlay::DatePicker(crate::pickers::DatePicker {
+                        title: spec.title.as_deref().map(|t| text(scope, t)).transpose()?,
+                        shown: (chrono::Datelike::year(&selected), chrono::Datelike::month(&selected)),
+                        selected,
+                        action: spec.action.clone(),
+                        args: scope.event.clone(),
+                    }));
+                }
+                Step::TimePicker(spec) => {
+                    let value = spec.value.as_deref().map(|e| eval(scope, e)).transpose()?;
+                    let now = phonebench_apps::templates::format_datetime(self.now_ms(), "%H:%M")
+                        .unwrap_or_default();
+                    let (h, m) = value
+                        .as_ref()
+                        .and_then(|v| crate::pickers::parse_time(&display(v)))
+                        .or_else(|| crate::pickers::parse_time(&now))
+                        .unwrap_or((0, 0));
+                    let (hour, pm) = if spec.is24 { (h, false) } else { ((h + 11) % 12 + 1, h >= 12) };
+                    self.keyboard = true;
+                    self.overlay = Some(Overlay::TimePicker(crate::pickers::TimePicker {
+                        title: spec.title.as_deref().map(|t| text(scope, t)).transpose()?,
+                        hour: format!("{hour:02}"),
+                        minute: format!("{m:02}"),
+                        field: 0,
+                        is24: spec.is24,
+                        pm,
+                        error: None,
+                        action: spec.action.clone(),
+                        args: scope.event.clone(),
+                        fresh: true,
+                    }));
                 }
                 Step::Menu { items } => {
                     let items = items

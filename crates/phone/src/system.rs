@@ -669,3 +669,19 @@ pub fn chooser(d: &Display, title: &str, preview: Option<&str>, targets: &[(Stri
     root.children.push(list);
     root
 }
+
+/// An input dialog's text field (`android:id/input`): typing goes into it while the dialog is
+/// open; a tap brings the keyboard back.
+pub fn dialog_input(d: &Display, text_value: &str, hint: &str) -> View {
+    let mut f = View::new("android.widget.EditText", Kind::Text);
+    f.resource_id = "android:id/input".into();
+    f.text = text_value.to_string();
+    f.hint = (!hint.is_empty()).then(|| hint.to_string());
+    f.role = Some(Role::Field);
+    f.look = Some(TextLook { size_px: d.dp(16.0), bold: false, max_lines: Some(3) });
+    f.clickable = true;
+    f.hooks.on_click = Some(Handler::System(SystemHandler::DialogInput));
+    f.style.margin = Edges { left: d.dp(24.0), right: d.dp(24.0), top: 0.0, bottom: d.dp(8.0) };
+    f.style.padding = Edges { left: d.dp(12.0), right: d.dp(12.0), top: d.dp(12.0), bottom: d.dp(12.0) };
+    f
+}

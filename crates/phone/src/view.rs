@@ -232,6 +232,20 @@ pub enum SystemHandler {
     Shift,
     /// Keyboard `?123` (true) / `ABC` (false): the symbols layer or the letters.
     KeyboardSymbols(bool),
+    /// An input dialog's field: bring the keyboard up.
+    DialogInput,
+    /// Date picker: the month before (-1) or after (+1).
+    PickerMonth(i32),
+    /// Date picker: a day of the month shown.
+    PickerDay(u32),
+    /// Time picker: the hour (0) or minute (1) field takes typing.
+    PickerField(u8),
+    /// Time picker: AM (false) or PM (true).
+    PickerAmPm(bool),
+    /// A picker's OK.
+    PickerOk,
+    /// A picker's Cancel.
+    PickerCancel,
 }
 
 /// What runs when a view is used.

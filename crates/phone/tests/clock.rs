@@ -141,3 +141,29 @@ fn world_clocks_show_each_city_in_its_own_zone() {
     // 09:00 UTC on Monday 2 March 2026.
     assert_eq!(rows, ["Today", "9:00 AM", "Today, -5 HRS", "4:00 AM", "Today, +9 HRS", "6:00 PM"]);
 }
+
+#[test]
+fn the_add_button_sets_a_new_alarm_through_the_time_picker() {
+    let mut phone = phone();
+    tap(&mut phone, "Add alarm");
+    assert_eq!(text_of(&mut phone, "input_hour"), "07");
+    phone
+        .apply(&Action::Type { text: "9".into(), target: None, clear: false, enter: false })
+        .expect("type hour");
+    tap(&mut phone, "input_minute");
+    phone
+        .apply(&Action::Type { text: "41".into(), target: None, clear: false, enter: false })
+        .expect("type minute");
+    tap(&mut phone, "OK");
+    let rows = phone
+        .query("clock", "SELECT hour, minute, enabled FROM alarms ORDER BY id DESC LIMIT 1")
+        .expect("query");
+    assert_eq!(
+        (rows[0]["hour"].clone(), rows[0]["minute"].clone(), rows[0]["enabled"].clone()),
+        (9.into(), 41.into(), 1.into())
+    );
+    assert!(find(&mut phone, "9:41 AM").is_some(), "the list shows it");
+    // It rings at 09:41 (the phone started at 09:00; a few seconds went by).
+    wait(&mut phone, 41 * 60_000);
+    assert!(phone.notifications().iter().any(|n| n.title == "Alarm"), "{:?}", phone.notifications());
+}
