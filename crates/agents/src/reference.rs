@@ -84,7 +84,16 @@ impl ReferenceAgent {
                     }
                 },
                 RefStep::Open { app } => Action::OpenApp { app: app.clone() },
-                RefStep::Wait => Action::Wait { ms: None },
+                RefStep::Wait { ms } => Action::Wait { ms: *ms },
+                RefStep::If { target, negate, then } => {
+                    if resolve_selector(tree, target).is_some() != *negate {
+                        // The branch is taken: its step stands in this one's place.
+                        self.steps[self.next] = (**then).clone();
+                    } else {
+                        self.next += 1;
+                    }
+                    continue;
+                }
                 RefStep::Answer { text } => Action::Answer { text: text.clone() },
                 RefStep::Ask { text } => Action::AskUser { text: text.clone() },
                 RefStep::Finish { infeasible } => Action::Finish {
@@ -129,7 +138,8 @@ fn step_verb(step: &RefStep) -> &'static str {
         RefStep::ScrollTo { .. } => "scroll_to",
         RefStep::Key { .. } => "key",
         RefStep::Open { .. } => "open",
-        RefStep::Wait => "wait",
+        RefStep::Wait { .. } => "wait",
+        RefStep::If { .. } => "if",
         RefStep::Answer { .. } => "answer",
         RefStep::Ask { .. } => "ask",
         RefStep::Finish { .. } => "finish",

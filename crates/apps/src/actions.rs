@@ -213,6 +213,8 @@ pub enum Step {
         sql: String,
         /// The name all rows are bound to.
         into: Option<String>,
+        /// Another app's database to read (listed in the manifest's `reads` or `writes`).
+        app: Option<String>,
     },
     /// Run `then` when the expression is true, else `otherwise`.
     If {
@@ -500,7 +502,7 @@ impl StepReader<'_> {
                 {
                     return Err(self.error(format!("query `into` = `{name}` must be an identifier")));
                 }
-                Step::Query { sql, into }
+                Step::Query { sql, into, app: self.opt_string("app")? }
             }
             "if" => {
                 let cond = self.string("if")?;

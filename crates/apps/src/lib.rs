@@ -289,7 +289,9 @@ impl AppPackage {
                 values.iter().try_for_each(|(_, e)| check_expr(e))?
             }
             Step::Pick { mime, .. } => check_template(mime)?,
-            Step::Query { sql, .. } => check_sql(sql)?,
+            Step::Query { sql, app: None, .. } => check_sql(sql)?,
+            // Checked against the other app's schema with the catalog (`Catalog::new`).
+            Step::Query { app: Some(_), .. } => {}
             Step::If { cond, then, otherwise } => {
                 check_expr(cond)?;
                 for nested in then.iter().chain(otherwise) {
@@ -525,6 +527,23 @@ impl Catalog {
                         if !app.manifest.writes.contains(target) {
                             return Err(fail(format!(
                                 "SQL on app `{target}`'s database needs `writes = [\"{target}\"]` in app.toml"
+                            )));
+                        }
+                        if let Some(other) = find(target) {
+                            other.check_foreign_sql(sql).map_err(fail)?;
+                        }
+                    }
+                    if let Step::Query { sql, app: Some(target), .. } = &step.step {
+                        let fail = |m: String| {
+                            LoadError::at(
+                                &app.actions_file,
+                                step.line,
+                                format!("action `{}`: {m}", action.name),
+                            )
+                        };
+                        if !app.manifest.reads.contains(target) && !app.manifest.writes.contains(target) {
+                            return Err(fail(format!(
+                                "a query on app `{target}`'s database needs `reads = [\"{target}\"]` in app.toml"
                             )));
                         }
                         if let Some(other) = find(target) {

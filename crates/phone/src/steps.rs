@@ -558,15 +558,26 @@ impl Phone {
                         data: serde_json::Value::Object(data),
                     });
                 }
-                Step::Query { sql, into } => {
+                Step::Query { sql, into, app: source } => {
+                    let db = match source {
+                        None => self.apps[app].db.clone(),
+                        Some(source) => {
+                            let other = self.find_app(source).ok_or_else(|| {
+                                at(format!("app `{source}` is not installed on this phone"))
+                            })?;
+                            self.apps[other].db.clone()
+                        }
+                    };
                     let (columns, rows) = {
-                        let conn = self.apps[app].db.lock().map_err(|_| at("lock poisoned".into()))?;
-                        let columns: Vec<String> = conn
-                            .prepare_cached(sql)
-                            .map_err(|e| at(format!("SQL error: {}", phonebench_apps::sandbox::explain(&e))))?
-                            .column_names()
-                            .map(str::to_string)
-                            .collect();
+                        let conn = db.lock().map_err(|_| at("lock poisoned".into()))?;
+                        let stmt = conn.prepare_cached(sql).map_err(|e| {
+                            at(format!("SQL error: {}", phonebench_apps::sandbox::explain(&e)))
+                        })?;
+                        // Another app's database is read here, never written (`sql` with `app` writes).
+                        if source.is_some() && !stmt.readonly() {
+                            return Err(at("a query on another app's database must only read".into()));
+                        }
+                        let columns: Vec<String> = stmt.column_names().map(str::to_string).collect();
                         let rows = crate::data::query_rows(&conn, sql, &|n| Phone::scope_value(scope, n))
                             .map_err(at)?;
                         (columns, rows)

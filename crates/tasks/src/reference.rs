@@ -106,8 +106,23 @@ pub enum RefStep {
         /// The app.
         app: String,
     },
-    /// Wait one tick.
-    Wait,
+    /// Let time pass: one turn (the backend's default), or `ms` of virtual time (`wait 5m`).
+    Wait {
+        /// How long, when given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ms: Option<u64>,
+    },
+    /// Run `then` only when `target` is on the screen (`if SEL then STEP`), or only when it is
+    /// not (`if not SEL then STEP`); skipping it costs no turn. How a reference branches when
+    /// instances take different paths (a dialog that only some instances raise).
+    If {
+        /// The element looked for.
+        target: Selector,
+        /// `true`: run `then` when the element is absent.
+        negate: bool,
+        /// The step to run.
+        then: Box<RefStep>,
+    },
     /// Give the answer (template).
     Answer {
         /// The answer text.
@@ -152,7 +167,11 @@ impl RefStep {
             }
             RefStep::ScrollTo { target, .. } => sel(target, f)?,
             RefStep::Answer { text } | RefStep::Ask { text } => *text = f(text)?,
-            RefStep::Key { .. } | RefStep::Open { .. } | RefStep::Wait | RefStep::Finish { .. } => {}
+            RefStep::If { target, then, .. } => {
+                sel(target, f)?;
+                then.map_strings(f)?;
+            }
+            RefStep::Key { .. } | RefStep::Open { .. } | RefStep::Wait { .. } | RefStep::Finish { .. } => {}
         }
         Ok(())
     }
@@ -162,7 +181,31 @@ const DIRECTIONS: [&str; 4] = ["up", "down", "left", "right"];
 
 /// Parses one reference line. Errors say what is wrong (the caller adds file and line).
 pub fn parse_step(line: &str) -> Result<RefStep, String> {
-    let tokens = tokenize(line)?;
+    parse_tokens(&tokenize(line)?)
+}
+
+/// Most a reference `wait` may ask for: a day, as the phone's own limit.
+const MAX_WAIT_MS: u64 = 86_400_000;
+
+/// `90s`, `5m`, `2h`, `1500ms` → milliseconds.
+fn parse_duration(text: &str) -> Result<u64, String> {
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let unit_ms = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(format!("`{text}` is not a duration: a number with ms, s, m or h (`90s`, `5m`)")),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("`{text}` is not a duration (`90s`, `5m`)"))?;
+    match n.checked_mul(unit_ms) {
+        Some(ms) if ms <= MAX_WAIT_MS => Ok(ms),
+        _ => Err(format!("`{text}` is longer than a day, the most one wait may take")),
+    }
+}
+
+fn parse_tokens(tokens: &[Token]) -> Result<RefStep, String> {
     let Some((Token::Word(verb), rest)) = tokens.split_first() else {
         return Err("a step starts with a verb (tap, type, scroll, back, answer, …)".into());
     };
@@ -236,9 +279,27 @@ pub fn parse_step(line: &str) -> Result<RefStep, String> {
             [Token::Word(app)] | [Token::Str(app)] => RefStep::Open { app: app.clone() },
             _ => return Err("`open` takes one app id or name".into()),
         },
-        "wait" => {
-            words_only(rest)?.is_empty().then_some(()).ok_or("`wait` takes nothing".to_string())?;
-            RefStep::Wait
+        "wait" => match words_only(rest)?.as_slice() {
+            [] => RefStep::Wait { ms: None },
+            [d] => RefStep::Wait { ms: Some(parse_duration(d)?) },
+            _ => return Err("`wait` takes nothing or one duration (`90s`, `5m`, `2h`)".into()),
+        },
+        "if" => {
+            let (negate, rest) = match rest.split_first() {
+                Some((Token::Word(w), tail)) if w == "not" => (true, tail),
+                _ => (false, rest),
+            };
+            let Some(at) = rest.iter().position(|t| matches!(t, Token::Word(w) if w == "then")) else {
+                return Err(
+                    "`if` needs `then`: `if SELECTOR then STEP` or `if not SELECTOR then STEP`".into()
+                );
+            };
+            let target = selector(&rest[..at])?;
+            let then = parse_tokens(&rest[at + 1..])?;
+            if matches!(then, RefStep::If { .. }) {
+                return Err("`if` steps do not nest".into());
+            }
+            RefStep::If { target, negate, then: Box::new(then) }
         }
         "answer" => RefStep::Answer { text: one_string(rest)? },
         "ask" => RefStep::Ask { text: one_string(rest)? },
@@ -250,7 +311,7 @@ pub fn parse_step(line: &str) -> Result<RefStep, String> {
         other => {
             return Err(format!(
                 "unknown step `{other}` (tap, long_press, double_tap, type, append, scroll, swipe, \
-                 scroll_to, back, home, enter, key, open, wait, answer, ask, finish)"
+                 scroll_to, back, home, enter, key, open, wait, if, answer, ask, finish)"
             ));
         }
     };
@@ -429,5 +490,27 @@ mod tests {
         assert!(parse_step("scroll sideways").unwrap_err().contains("not a direction"));
         assert!(parse_step("tap \"open").unwrap_err().contains("unterminated"));
         assert!(parse_step("tap Save").unwrap_err().contains("quote text"));
+        assert!(parse_step("wait 5 minutes").unwrap_err().contains("one duration"));
+        assert!(parse_step("wait 5d").unwrap_err().contains("not a duration"));
+        assert!(parse_step("wait 25h").unwrap_err().contains("longer than a day"));
+        assert!(parse_step("if \"OK\" tap \"OK\"").unwrap_err().contains("needs `then`"));
+        assert!(parse_step("if \"A\" then if \"B\" then back").unwrap_err().contains("do not nest"));
+        assert!(parse_step("if then back").unwrap_err().contains("selector is missing"));
+    }
+
+    #[test]
+    fn waits_take_durations_and_ifs_wrap_one_step() {
+        assert_eq!(parse_step("wait").unwrap(), RefStep::Wait { ms: None });
+        assert_eq!(parse_step("wait 90s").unwrap(), RefStep::Wait { ms: Some(90_000) });
+        assert_eq!(parse_step("wait 5m").unwrap(), RefStep::Wait { ms: Some(300_000) });
+        assert_eq!(parse_step("wait 2h").unwrap(), RefStep::Wait { ms: Some(7_200_000) });
+        assert_eq!(
+            parse_step(r#"if not #chip "Work" then tap "Next""#).unwrap(),
+            RefStep::If {
+                target: Selector(vec![SelectorTerm::Id("chip".into()), SelectorTerm::Text("Work".into())]),
+                negate: true,
+                then: Box::new(RefStep::Tap { target: Selector(vec![SelectorTerm::Text("Next".into())]) }),
+            }
+        );
     }
 }
