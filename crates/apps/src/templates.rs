@@ -186,6 +186,19 @@ pub fn new_environment() -> Environment<'static> {
         format_datetime_in(ms, &pattern, zone.as_deref())
             .map_err(|m| Error::new(ErrorKind::InvalidOperation, m))
     });
+    // A calendar date as apps keep it ('2026-03-02', or with ' HH:MM'), formatted like `datetime`.
+    env.add_filter("date", |text: String, pattern: String| -> Result<String, Error> {
+        let parsed = chrono::NaiveDateTime::parse_from_str(&text, "%Y-%m-%d %H:%M")
+            .or_else(|_| {
+                chrono::NaiveDate::parse_from_str(&text, "%Y-%m-%d")
+                    .map(|d| d.and_time(chrono::NaiveTime::MIN))
+            })
+            .map_err(|_| {
+                Error::new(ErrorKind::InvalidOperation, format!("`{text}` is not a date (YYYY-MM-DD)"))
+            })?;
+        format_datetime_in(parsed.and_utc().timestamp_millis(), &pattern, None)
+            .map_err(|m| Error::new(ErrorKind::InvalidOperation, m))
+    });
     env
 }
 
