@@ -133,7 +133,20 @@ pub fn new_environment() -> Environment<'static> {
     );
     // Characters XML cannot hold at all (NUL and most C0 controls, U+FFFE, U+FFFF) are written
     // as U+FFFD: text an agent typed (or any stored value) must never make a screen unparseable.
+    // Line breaks and tabs in values are written as character references: values land in
+    // attributes, where a literal line break would be normalised to a space by the XML parser
+    // (a multi-line note or mail body would lose its lines).
     env.set_formatter(|out, state, value| match value.as_str() {
+        Some(s)
+            if !value.is_safe()
+                && matches!(state.auto_escape(), AutoEscape::Html)
+                && s.chars().any(|c| not_xml_char(c) || matches!(c, '\n' | '\r' | '\t')) =>
+        {
+            let cleaned: String = s.chars().map(|c| if not_xml_char(c) { '\u{FFFD}' } else { c }).collect();
+            let escaped = minijinja::HtmlEscape(&cleaned).to_string();
+            let escaped = escaped.replace('\n', "&#10;").replace('\r', "&#13;").replace('\t', "&#9;");
+            out.write_str(&escaped).map_err(Error::from)
+        }
         Some(s) if s.chars().any(not_xml_char) => {
             let cleaned: String = s.chars().map(|c| if not_xml_char(c) { '\u{FFFD}' } else { c }).collect();
             let cleaned =

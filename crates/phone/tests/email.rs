@@ -12,7 +12,7 @@ use phonebench_uitree::Node;
 
 fn phone() -> Phone {
     let apps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps");
-    let packages: Vec<AppPackage> = ["camera", "contacts", "email", "files", "gallery", "messages"]
+    let packages: Vec<AppPackage> = ["camera", "contacts", "email", "files", "gallery", "messages", "notes"]
         .iter()
         .map(|id| AppPackage::load(&apps.join(id)).expect("the app loads"))
         .collect();
@@ -197,4 +197,29 @@ fn a_file_shared_from_files_starts_a_mail_and_an_attachment_saves_into_download(
     assert_eq!(saved[0]["mime"], "application/pdf");
     tap(&mut phone, "Save Q1_report_draft.pdf to Files");
     assert!(find(&mut phone, "Q1_report_draft.pdf is already in Download").is_some(), "not saved twice");
+}
+
+#[test]
+fn a_note_shared_as_text_can_go_to_gmail_or_messages() {
+    let mut phone = phone();
+    let note =
+        &rows(&phone, "notes", "SELECT id, name, body FROM notes WHERE body <> '' ORDER BY id LIMIT 1")[0];
+    let args = std::collections::BTreeMap::from([("note_id".to_string(), note["id"].clone())]);
+    phone.start_app("notes", Some("view"), &args).expect("open the note");
+    tap(&mut phone, "Share");
+    assert!(find(&mut phone, "Gmail").is_some() && find(&mut phone, "Copy").is_some());
+    tap(&mut phone, "Messages");
+    assert_eq!(phone.current_screen(), Some(("messages", "compose")));
+    // Until a recipient is chosen the text waits as a preview, carried into the conversation.
+    let draft = find(&mut phone, "attachment_preview").expect("the shared text");
+    assert_eq!(Some(draft.text.as_str()), note["body"].as_str(), "the note is the draft");
+    // Back returns to the note; sharing to Gmail makes a draft with the note's name as subject.
+    phone.apply(&Action::Key { key: Key::Back }).expect("close the keyboard");
+    phone.apply(&Action::Key { key: Key::Back }).expect("back");
+    phone.apply(&Action::Key { key: Key::Back }).expect("back");
+    assert_eq!(phone.current_screen(), Some(("notes", "view")));
+    tap(&mut phone, "Share");
+    tap(&mut phone, "Gmail");
+    assert_eq!(find(&mut phone, "subject").expect("subject").text, note["name"].as_str().expect("name"));
+    assert_eq!(Some(find(&mut phone, "body").expect("body").text.as_str()), note["body"].as_str());
 }
