@@ -336,13 +336,13 @@ mod tests {
         let out = env
             .get_template("s.xml")
             .unwrap()
-            .render(minijinja::context! { v => "a\u{0}b\u{1}c\u{b}d\u{FFFE}e\tf\u{1F600}", n => 3 })
+            .render(minijinja::context! { v => "a\u{0}b\u{1}c\u{b}d\u{FFFE}e\tf\u{1F600}\ng", n => 3 })
             .unwrap();
         let doc = roxmltree::Document::parse(&out).expect("the output is XML");
         assert_eq!(
             doc.root_element().attribute("text"),
-            Some("a\u{FFFD}b\u{FFFD}c\u{FFFD}d\u{FFFD}e f\u{1F600}"),
-            "a tab in an attribute reads as a space"
+            Some("a\u{FFFD}b\u{FFFD}c\u{FFFD}d\u{FFFD}e\tf\u{1F600}\ng"),
+            "tabs and line breaks in values survive the attribute (written as character references)"
         );
         assert_eq!(doc.root_element().attribute("n"), Some("3"));
         assert!(
