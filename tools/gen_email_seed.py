@@ -104,6 +104,7 @@ Your boarding pass is attached. Check-in closes 40 minutes before departure.
 
 Safe travels,
 Sofia Bakshi, Margie's Travel""", ago(days=1, hours=1), starred=1)
+attachments.append(("flight", "boarding_pass_LX318.png", "image/png", 35_331, "asset:email/boarding_pass.png", None))
 mail("hotel", ADEBAYO, "Hotel booking in Lisbon", """
 Hi Sam,
 
@@ -123,8 +124,10 @@ Here are my two favourite shots from the offsite at the lake. The one on the pie
 team page, so let me know if you'd rather not be in it!
 
 Samuel""", ago(days=2, hours=2), read=0)
-attachments.append(("offsite", "IMG_20260227_101512.jpg", "image/jpeg", 2_481_104, "placeholder:offsite-pier", None))
-attachments.append(("offsite", "IMG_20260227_143020.jpg", "image/jpeg", 3_014_877, "placeholder:offsite-lake", None))
+# Real pictures shipped in apps/email/assets/ (tools/gen_email_assets.sh), named `APP/NAME` so
+# that Files and Gallery show them too once saved there.
+attachments.append(("offsite", "IMG_20260227_101512.jpg", "image/jpeg", 5_587, "asset:email/pier.jpg", None))
+attachments.append(("offsite", "IMG_20260227_143020.jpg", "image/jpeg", 5_837, "asset:email/lake.jpg", None))
 mail("dinner1", NAOMI, "Dinner on Saturday?", """
 Hey Sam! Are you free for dinner on Saturday, March 7? I was thinking of the new Ethiopian place
 on Pine Street around 19:30.

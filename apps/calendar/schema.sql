@@ -3,7 +3,7 @@
 CREATE TABLE calendars (
   id INTEGER PRIMARY KEY,
   name TEXT NOT NULL UNIQUE,
-  color TEXT NOT NULL DEFAULT 'primary'    -- a text colour of the palette
+  color TEXT NOT NULL DEFAULT 'blue'       -- a background of the palette (`bg`)
 );
 
 CREATE TABLE events (

@@ -180,8 +180,9 @@ Mateo', 1771318800000, 1, 0, NULL),
 Sam', 1771232400000, 1, 0, NULL);
 
 INSERT INTO attachments (mail_id, name, mime, size, image, body) VALUES
-  (7, 'IMG_20260227_101512.jpg', 'image/jpeg', 2481104, 'placeholder:offsite-pier', NULL),
-  (7, 'IMG_20260227_143020.jpg', 'image/jpeg', 3014877, 'placeholder:offsite-lake', NULL),
+  (4, 'boarding_pass_LX318.png', 'image/png', 35331, 'asset:email/boarding_pass.png', NULL),
+  (7, 'IMG_20260227_101512.jpg', 'image/jpeg', 5587, 'asset:email/pier.jpg', NULL),
+  (7, 'IMG_20260227_143020.jpg', 'image/jpeg', 5837, 'asset:email/lake.jpg', NULL),
   (14, 'Q1_report_draft.pdf', 'application/pdf', 842113, NULL, NULL),
   (18, 'INV-2291.pdf', 'application/pdf', 156402, NULL, NULL),
   (29, 'Review_slides.pdf', 'application/pdf', 2304511, NULL, NULL);

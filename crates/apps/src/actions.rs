@@ -146,8 +146,12 @@ pub enum Step {
     Dialog(DialogSpec),
     /// Show a popup menu.
     Menu {
-        /// The menu's items.
+        /// The menu's fixed items.
         items: Vec<Choice>,
+        /// More items from the database: columns `label` and `value`, listed after `items`.
+        items_sql: Option<String>,
+        /// The action the `items_sql` items run, with `:value`.
+        action: Option<String>,
     },
     /// Open another app (optionally a given screen with arguments); back returns here.
     OpenApp {
@@ -443,14 +447,33 @@ impl StepReader<'_> {
             "dialog" => Step::Dialog(self.dialog()?),
             "menu" => {
                 let mut table = self.sub_table("menu")?;
-                let items = choices(&mut table, "items").map_err(|m| self.error(format!("menu: {m}")))?;
+                let items = if table.contains_key("items") {
+                    choices(&mut table, "items").map_err(|m| self.error(format!("menu: {m}")))?
+                } else {
+                    Vec::new()
+                };
+                let mut take = |key: &str| match table.remove(key) {
+                    None => Ok(None),
+                    Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s)),
+                    Some(other) => Err(format!(
+                        "menu `{key}` must be a non-empty string, not {}",
+                        describe(Some(&other))
+                    )),
+                };
+                let items_sql = take("items_sql").map_err(|m| self.error(m))?;
+                let action = take("action").map_err(|m| self.error(m))?;
                 if let Some(key) = table.keys().next() {
-                    return Err(self.error(format!("menu: unknown key `{key}` (expected `items`)")));
+                    return Err(
+                        self.error(format!("menu: unknown key `{key}` (expected items, items_sql, action)"))
+                    );
                 }
-                if items.is_empty() {
-                    return Err(self.error("menu has no `items`"));
+                if items.is_empty() && items_sql.is_none() {
+                    return Err(self.error("menu has no `items` (or `items_sql`)"));
                 }
-                Step::Menu { items }
+                if items_sql.is_some() != action.is_some() {
+                    return Err(self.error("a menu's `items_sql` needs an `action` for its items, and `action` needs `items_sql`"));
+                }
+                Step::Menu { items, items_sql, action }
             }
             "open_app" => Step::OpenApp {
                 app: self.string("open_app")?,
@@ -842,8 +865,9 @@ fn referenced_in<'a>(steps: &'a [StepDef], out: &mut Vec<(&'a str, &'a StepDef)>
                 out.extend(d.buttons.iter().filter_map(|b| b.action.as_deref()).map(|a| (a, step)));
                 out.extend(d.action.as_deref().map(|a| (a, step)));
             }
-            Step::Menu { items } => {
-                out.extend(items.iter().filter_map(|b| b.action.as_deref()).map(|a| (a, step)))
+            Step::Menu { items, action, .. } => {
+                out.extend(items.iter().filter_map(|b| b.action.as_deref()).map(|a| (a, step)));
+                out.extend(action.as_deref().map(|a| (a, step)));
             }
             Step::Schedule(spec) => out.push((spec.action.as_str(), step)),
             Step::Pick { action, .. } => out.push((action.as_str(), step)),

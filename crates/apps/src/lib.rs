@@ -54,6 +54,9 @@ pub struct AppPackage {
     pub indexes: BTreeMap<String, Arc<ContentIndex>>,
     /// The pristine database (after schema and seed), serialized: what every reset restores.
     pub snapshot: Vec<u8>,
+    /// Pictures in `assets/` by file name → their key (`asset:…`), decoded and kept by
+    /// [`phonebench_pixels::assets`]: what `src="asset:NAME"` and `icon="asset:NAME"` draw.
+    pub assets: BTreeMap<String, String>,
 }
 
 impl AppPackage {
@@ -66,7 +69,7 @@ impl AppPackage {
     pub fn load(dir: &Path) -> Result<AppPackage, LoadError> {
         let manifest_file = dir.join("app.toml");
         let manifest_text = read(dir, &manifest_file)?;
-        let manifest = manifest::parse_manifest(&manifest_file, &manifest_text)?;
+        let mut manifest = manifest::parse_manifest(&manifest_file, &manifest_text)?;
 
         let schema_file = dir.join("schema.sql");
         let schema = read(dir, &schema_file)?;
@@ -110,6 +113,16 @@ impl AppPackage {
             indexes.insert(name.clone(), Arc::new(index));
         }
 
+        let assets = load_assets(dir)?;
+        // A launcher icon of the package's own (`icon = "asset:logo.svg"`) is drawn by its key.
+        if let Some(name) = manifest.icon.strip_prefix(phonebench_pixels::assets::ASSET) {
+            manifest.icon = assets.get(name.trim()).cloned().ok_or_else(|| {
+                LoadError::file(
+                    &manifest_file,
+                    format!("icon `{}`: no `assets/{}` in the package", manifest.icon, name.trim()),
+                )
+            })?;
+        }
         let package = AppPackage {
             manifest,
             dir: dir.to_path_buf(),
@@ -119,6 +132,7 @@ impl AppPackage {
             actions_file,
             indexes,
             snapshot,
+            assets,
         };
         package.check(&manifest_file, &conn, &sources)?;
         Ok(package)
@@ -349,7 +363,10 @@ impl AppPackage {
                     value.iter().try_for_each(|v| check_expr(v))?;
                 }
             }
-            Step::Menu { items } => items.iter().try_for_each(|i| check_template(&i.label))?,
+            Step::Menu { items, items_sql, .. } => {
+                items.iter().try_for_each(|i| check_template(&i.label))?;
+                items_sql.iter().try_for_each(|sql| check_sql(sql))?;
+            }
             Step::Back { .. } | Step::Clear { .. } | Step::Paste { .. } => {}
         }
         Ok(())
@@ -456,7 +473,104 @@ fn load_templates(dir: &Path) -> Result<Templates, LoadError> {
     if screens.is_empty() {
         return Err(LoadError::file(&screens_dir, "no screens (`<name>.xml` files)"));
     }
+    load_shared_partials(dir, &mut env, &mut sources)?;
     Ok((env, screens, sources))
+}
+
+/// The most files a package's `assets/` may hold, and their most bytes together.
+pub const MAX_ASSETS: usize = 256;
+/// See [`MAX_ASSETS`].
+pub const MAX_ASSETS_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Decodes `assets/*.png|jpg|jpeg|svg` (when the folder exists): each must be a picture the
+/// decoder reads within its limits (`phonebench_pixels::assets`), or loading fails naming it.
+fn load_assets(dir: &Path) -> Result<BTreeMap<String, String>, LoadError> {
+    let assets_dir = dir.join("assets");
+    if !present(&assets_dir) {
+        return Ok(BTreeMap::new());
+    }
+    inside_package(dir, &assets_dir).map_err(|m| LoadError::file(&assets_dir, m))?;
+    let entries = fs::read_dir(&assets_dir)
+        .map_err(|e| LoadError::file(&assets_dir, format!("cannot list assets: {e}")))?;
+    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    if files.len() > MAX_ASSETS {
+        return Err(LoadError::file(&assets_dir, format!("has {} files; at most {MAX_ASSETS}", files.len())));
+    }
+    let mut assets = BTreeMap::new();
+    let mut total = 0u64;
+    for file in files {
+        let Some(name) = file.file_name().and_then(|n| n.to_str()).map(str::to_string) else {
+            return Err(LoadError::file(&file, "an asset's name must be UTF-8"));
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let Some(kind) = phonebench_pixels::assets::AssetKind::from_file_name(&name) else {
+            return Err(LoadError::file(
+                &file,
+                "is not a picture: assets are .png, .jpg / .jpeg or .svg files",
+            ));
+        };
+        if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) {
+            return Err(LoadError::file(&file, "an asset's name is letters, digits, `_`, `-` and `.`"));
+        }
+        inside_package(dir, &file).map_err(|m| LoadError::file(&file, m))?;
+        let size =
+            fs::metadata(&file).map_err(|e| LoadError::file(&file, format!("cannot read: {e}")))?.len();
+        total += size;
+        if size > phonebench_pixels::assets::MAX_ASSET_BYTES as u64 || total > MAX_ASSETS_BYTES {
+            return Err(LoadError::file(
+                &file,
+                format!(
+                    "is too large: an asset may have {} bytes, all of a package's {MAX_ASSETS_BYTES}",
+                    phonebench_pixels::assets::MAX_ASSET_BYTES
+                ),
+            ));
+        }
+        let bytes = fs::read(&file).map_err(|e| LoadError::file(&file, format!("cannot read: {e}")))?;
+        let key = phonebench_pixels::assets::register(kind, &bytes).map_err(|m| LoadError::file(&file, m))?;
+        assets.insert(name, key);
+    }
+    Ok(assets)
+}
+
+/// The folder beside the packages whose partials every package may include or import as
+/// `_shared/<file>.xml` (`apps/_shared/`).
+pub const SHARED_PARTIALS: &str = "_shared";
+
+/// Adds `<apps>/_shared/*.xml` (when the folder exists beside the package) as templates named
+/// `_shared/<file>`. The folder is read under the same rules as a package's own files: no
+/// links, nothing outside it.
+fn load_shared_partials(
+    dir: &Path,
+    env: &mut minijinja::Environment<'static>,
+    sources: &mut Vec<(PathBuf, String)>,
+) -> Result<(), LoadError> {
+    let Some(apps_dir) = dir.parent() else { return Ok(()) };
+    let shared = apps_dir.join(SHARED_PARTIALS);
+    match fs::symlink_metadata(&shared) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(LoadError::file(&shared, "is a symbolic link: shared partials may not be links"));
+        }
+        Ok(m) if m.is_dir() => {}
+        _ => return Ok(()),
+    }
+    let entries = fs::read_dir(&shared)
+        .map_err(|e| LoadError::file(&shared, format!("cannot list shared partials: {e}")))?;
+    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    for file in files {
+        let Some(name) = file.file_name().and_then(|n| n.to_str()).map(str::to_string) else { continue };
+        if !name.ends_with(".xml") {
+            continue;
+        }
+        let source = read(&shared, &file)?;
+        env.add_template_owned(format!("{SHARED_PARTIALS}/{name}"), source.clone())
+            .map_err(|e| templates::template_error(&file, &e))?;
+        sources.push((file, source));
+    }
+    Ok(())
 }
 
 /// Several packages, checked together.

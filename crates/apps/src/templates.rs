@@ -234,8 +234,19 @@ pub fn template_error(file: &Path, err: &Error) -> LoadError {
     }
     let named = err.name().filter(|name| Some(std::ffi::OsStr::new(name)) != file.file_name());
     let file = match named {
-        // Only template names without a path (the package's own files) map to a file.
+        // Only template names without a path (the package's own files) map to a file, and
+        // `_shared/<file>` to the shared partials beside the packages.
         Some(name) if !name.contains(['/', '\\']) && name.ends_with(".xml") => file.with_file_name(name),
+        Some(name)
+            if name
+                .strip_prefix("_shared/")
+                .is_some_and(|n| !n.contains(['/', '\\']) && n.ends_with(".xml")) =>
+        {
+            match file.parent().and_then(Path::parent).and_then(Path::parent) {
+                Some(apps) => apps.join(name),
+                None => file.to_path_buf(),
+            }
+        }
         _ => file.to_path_buf(),
     };
     let file = file.as_path();

@@ -51,6 +51,29 @@ const SCENARIOS: &[(&str, &[&str], &str)] = &[
     ("time-picker", &["--app", "clock"], "click [0]\n"),
     // Files: long press on DCIM, Rename: an input dialog with the name, the keyboard up.
     ("input-dialog", &["--app", "files"], "longclick [3]\nclick [19]\n"),
+    // Gmail: the offsite conversation: a multi-line body, two JPEG attachments from the package's
+    // assets/ (`asset:`), cards, the reply bar.
+    ("email-thread", &["--app", "email"], "{\"action_type\":\"click\",\"x\":540,\"y\":2080}\n"),
+    // Calendar: the month grid with event chips and today marked.
+    ("calendar", &["--app", "calendar"], ""),
+    // Calendar > Mar 2 > Team stand-up: the event, its calendar's colour (`bg`).
+    (
+        "calendar-event",
+        &["--app", "calendar"],
+        "{\"action_type\":\"click\",\"x\":230,\"y\":400}\n{\"action_type\":\"click\",\"x\":540,\"y\":350}\n",
+    ),
+    // Calendar > Mar 2 > Create event > the start date: Android's date picker.
+    (
+        "date-picker",
+        &["--app", "calendar"],
+        "{\"action_type\":\"click\",\"x\":230,\"y\":400}\n{\"action_type\":\"click\",\"x\":963,\"y\":2158}\n{\"action_type\":\"navigate_back\"}\n{\"action_type\":\"click\",\"x\":500,\"y\":650}\n",
+    ),
+    // Contacts > Daniel Reyes > Edit: filled text fields keep their labels (floating labels).
+    (
+        "contact-edit",
+        &["--app", "contacts"],
+        "{\"action_type\":\"click\",\"x\":540,\"y\":410}\n{\"action_type\":\"click\",\"x\":881,\"y\":158}\n",
+    ),
     // SPHINX's 768×1280 device.
     ("settings-768x1280", &["--app", "settings", "--size", "768x1280"], ""),
 ];

@@ -4,6 +4,8 @@
 //! the element and its line in the rendered output, because a silently ignored typo in a layout
 //! would change what agents see.
 
+use std::collections::BTreeMap;
+
 use phonebench_pixels::{Role, Tone};
 
 use crate::view::{Align, Axis, Dim, Edges, Handler, Kind, Pager, TextLook, View};
@@ -65,6 +67,17 @@ pub const MAX_LAYOUT_VIEWS: usize = 20_000;
 /// A layout deeper than [`MAX_LAYOUT_DEPTH`] or with more than [`MAX_LAYOUT_VIEWS`] views is an
 /// error, found before anything recursive runs.
 pub fn parse_layout(xml: &str, package: &str, density: f32) -> Result<View, LayoutError> {
+    parse_layout_in(xml, package, density, &BTreeMap::new())
+}
+
+/// [`parse_layout`] for a package whose `assets/` pictures (file name → key) `src="asset:NAME"`
+/// and `icon="asset:NAME"` may name.
+pub fn parse_layout_in(
+    xml: &str,
+    package: &str,
+    density: f32,
+    assets: &BTreeMap<String, String>,
+) -> Result<View, LayoutError> {
     // Elements, their text and attributes are nodes: the parse stops at a few per allowed view.
     let options = roxmltree::ParsingOptions {
         allow_dtd: false,
@@ -105,7 +118,7 @@ pub fn parse_layout(xml: &str, package: &str, density: f32) -> Result<View, Layo
                         format!("the layout nests deeper than {MAX_LAYOUT_DEPTH} views (the limit)"),
                     ));
                 }
-                let view = element(&doc, node, package, density)?;
+                let view = element(&doc, node, package, density, assets)?;
                 pending.push(view);
                 built.push(Vec::new());
                 node.children().find(|c| c.is_element())
@@ -140,6 +153,7 @@ fn element(
     node: roxmltree::Node,
     package: &str,
     d: f32,
+    assets: &BTreeMap<String, String>,
 ) -> Result<View, LayoutError> {
     let tag = node.tag_name().name();
     // Only on failure: finding a line scans the text from its start.
@@ -162,7 +176,7 @@ fn element(
     defaults(&mut view, tag, d);
     for attr in node.attributes() {
         let (name, value) = (attr.name(), attr.value());
-        let set = apply_attribute(&mut view, name, value, package, d);
+        let set = apply_attribute(&mut view, name, value, package, d, assets);
         set.map_err(|m| fail(format!("attribute `{name}`: {m}")))?;
     }
     if view.pager.is_some() && view.id.is_none() {
@@ -228,7 +242,29 @@ fn defaults(view: &mut View, tag: &str, d: f32) {
     }
 }
 
-fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str, d: f32) -> Result<(), String> {
+/// The key of the package picture `asset:NAME` names.
+fn asset_key(value: &str, assets: &BTreeMap<String, String>) -> Result<String, String> {
+    let name = value.trim().strip_prefix(phonebench_pixels::assets::ASSET).unwrap_or(value).trim();
+    assets.get(name).cloned().ok_or_else(|| {
+        if assets.is_empty() {
+            format!("`{value}`: the package has no `assets/` pictures")
+        } else {
+            format!(
+                "`{value}`: no `assets/{name}` in the package ({})",
+                assets.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        }
+    })
+}
+
+fn apply_attribute(
+    view: &mut View,
+    name: &str,
+    value: &str,
+    package: &str,
+    d: f32,
+    assets: &BTreeMap<String, String>,
+) -> Result<(), String> {
     let handler = |v: &str| -> Result<Option<Handler>, String> {
         if v.is_empty() {
             Ok(None)
@@ -259,6 +295,8 @@ fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str, d: f
             let name = value.trim();
             if name.is_empty() {
                 view.icon = None;
+            } else if name.starts_with(phonebench_pixels::assets::ASSET) {
+                view.icon = Some(asset_key(name, assets)?);
             } else if phonebench_pixels::icons::path(name).is_some() {
                 view.icon = Some(name.to_string());
             } else {
@@ -271,6 +309,19 @@ fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str, d: f
             view.tone = Tone::from_name(value.trim()).ok_or_else(|| {
                 format!("`{value}` is not a text colour (normal, secondary, primary, error)")
             })?
+        }
+        "bg" => {
+            let name = value.trim();
+            view.bg = if name.is_empty() {
+                None
+            } else {
+                Some(phonebench_pixels::Swatch::from_name(name).ok_or_else(|| {
+                    format!(
+                        "`{name}` is not a background colour ({})",
+                        phonebench_pixels::Swatch::NAMES.join(", ")
+                    )
+                })?)
+            };
         }
         "hint" => view.hint = Some(value.to_string()),
         "value" => {
@@ -296,14 +347,17 @@ fn apply_attribute(view: &mut View, name: &str, value: &str, package: &str, d: f
         }
         "input" => return Err("only text fields (EditText) take `input`".into()),
         "src" => {
-            // Generated pictures only, for now: a package's own image files are not read.
+            // A generated picture, or one of the package's `assets/` files.
             match value.strip_prefix(phonebench_pixels::picture::PLACEHOLDER) {
                 Some(key) if !key.trim().is_empty() => view.src = Some(value.to_string()),
                 Some(_) => return Err("`placeholder:` needs a key (`placeholder:beach-3`)".into()),
                 None if value.trim().is_empty() => view.src = None,
+                None if value.trim().starts_with(phonebench_pixels::assets::ASSET) => {
+                    view.src = Some(asset_key(value, assets)?)
+                }
                 None => {
                     return Err(format!(
-                        "`{value}` is not an image source: use `placeholder:KEY` (a picture generated from KEY)"
+                        "`{value}` is not an image source: use `placeholder:KEY` (a picture generated from KEY) or `asset:FILE` (a picture in the package's assets/)"
                     ));
                 }
             }

@@ -145,6 +145,9 @@ pub(crate) struct AppRuntime {
     /// The app that brought this one to front with `open_app` (no screen): back at the root
     /// returns there, as Android returns to the previous task.
     pub return_to: Option<usize>,
+    /// The pictures its screens may name: its own `assets/` files by name, and every installed
+    /// app's as `APP/NAME` (a photo saved from Gmail's attachment shows in Files too).
+    pub assets: Arc<BTreeMap<String, String>>,
 }
 
 /// A dialog or menu over the foreground app.
@@ -254,7 +257,9 @@ impl Phone {
     pub fn new(catalog: Catalog, config: PhoneConfig) -> Result<Phone, PhoneError> {
         config.display.check().map_err(PhoneError::Display)?;
         for package in catalog.apps() {
-            if phonebench_pixels::icons::path(&package.manifest.icon).is_none() {
+            if phonebench_pixels::icons::path(&package.manifest.icon).is_none()
+                && phonebench_pixels::assets::get(&package.manifest.icon).is_none()
+            {
                 return Err(PhoneError::App {
                     app: package.manifest.id.clone(),
                     message: format!(
@@ -292,7 +297,20 @@ impl Phone {
                 stack: Vec::new(),
                 cache: None,
                 return_to: None,
+                assets: Arc::new(BTreeMap::new()),
             });
+        }
+        let every_asset: BTreeMap<String, String> = catalog
+            .apps()
+            .iter()
+            .flat_map(|p| {
+                p.assets.iter().map(move |(name, key)| (format!("{}/{name}", p.manifest.id), key.clone()))
+            })
+            .collect();
+        for app in &mut apps {
+            let mut names = every_asset.clone();
+            names.extend(app.package.assets.iter().map(|(n, k)| (n.clone(), k.clone())));
+            app.assets = Arc::new(names);
         }
         let phone = Phone {
             catalog,

@@ -246,6 +246,7 @@ pub(crate) fn date_picker_view(d: &Display, p: &DatePicker) -> View {
     for letter in ["S", "M", "T", "W", "T", "F", "S"] {
         let mut h = text(d, "android.widget.TextView", letter, 12.0);
         h.style.width = Dim::Px(cell_w);
+        h.text_center = true;
         h.tone = phonebench_pixels::Tone::Secondary;
         heads.children.push(h);
     }
@@ -271,6 +272,7 @@ pub(crate) fn date_picker_view(d: &Display, p: &DatePicker) -> View {
             }
         }
         cell.clickable = true;
+        cell.text_center = true;
         cell.hooks.on_click = Some(Handler::System(SystemHandler::PickerDay(day)));
         cell.style.width = Dim::Px(cell_w);
         cell.style.height = Dim::Px(d.dp(40.0));

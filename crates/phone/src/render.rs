@@ -480,9 +480,22 @@ impl Phone {
             .get_template(&name)
             .map_err(|e| fail(phonebench_apps::templates::template_error(&file, &e).to_string()))?;
         let xml = template.render(ctx).map_err(|e| fail(render_error(&file, &e)))?;
-        let mut root =
-            crate::markup::parse_layout(&xml, &package.manifest.package, self.config.display.density())
-                .map_err(|e| fail(layout_error(&file, template.source(), &xml, &e)))?;
+        let mut root = crate::markup::parse_layout_in(
+            &xml,
+            &package.manifest.package,
+            self.config.display.density(),
+            &self.apps[i].assets,
+        )
+        .map_err(|e| {
+            // The partials the screen may have imported, for errors a macro rendered.
+            let partials: Vec<(std::path::PathBuf, String)> = package
+                .env
+                .templates()
+                .filter(|(name, _)| name.starts_with('_'))
+                .map(|(name, t)| (partial_path(&file, name), t.source().to_string()))
+                .collect();
+            fail(layout_error(&file, template.source(), &partials, &xml, &e))
+        })?;
 
         let frame = self.apps[i].stack.last_mut().ok_or_else(|| fail("no screen".into()))?;
         let first = !frame.initialized;
@@ -549,10 +562,30 @@ const QUOTE_CHARS: usize = 200;
 /// A layout error told in terms of the screen's template: the template file and, when only one
 /// of its lines can have produced the offending rendered line, that line (`file:line:`); the
 /// rendered line quoted, since values filled in may be what is wrong.
-fn layout_error(file: &std::path::Path, source: &str, xml: &str, err: &LayoutError) -> String {
+///
+/// A line the screen's own file cannot account for is looked for in the partials (`_*.xml`, and
+/// `_shared/*.xml`), where a macro may have produced it: when exactly one partial line fits, the
+/// error names that partial and line instead.
+fn layout_error(
+    file: &std::path::Path,
+    source: &str,
+    partials: &[(std::path::PathBuf, String)],
+    xml: &str,
+    err: &LayoutError,
+) -> String {
     let rendered = err.line.and_then(|n| xml.lines().nth(n.saturating_sub(1)));
-    let place = match rendered.and_then(|line| template_line(source, line)) {
-        Some(t) => format!("{}:{t}", file.display()),
+    let in_partials = |line: &str| -> Option<String> {
+        let hits: Vec<String> = partials
+            .iter()
+            .filter_map(|(path, src)| template_line(src, line).map(|t| format!("{}:{t}", path.display())))
+            .collect();
+        (hits.len() == 1).then(|| hits[0].clone())
+    };
+    let place = match rendered {
+        Some(line) => match template_line(source, line) {
+            Some(t) => format!("{}:{t}", file.display()),
+            None => in_partials(line).unwrap_or_else(|| file.display().to_string()),
+        },
         None => file.display().to_string(),
     };
     let mut message = match err.line {
@@ -563,6 +596,15 @@ fn layout_error(file: &std::path::Path, source: &str, xml: &str, err: &LayoutErr
         message.push_str(&format!("; rendered line: `{}`", quote(line)));
     }
     message
+}
+
+/// Where a partial's template lives, as the screen's `file` is shown (`email/screens/_ui.xml`,
+/// or `_shared/time.xml` for the partials shared by every app).
+fn partial_path(file: &std::path::Path, name: &str) -> std::path::PathBuf {
+    match name.strip_prefix("_shared/") {
+        Some(_) => std::path::PathBuf::from(name),
+        None => file.with_file_name(name),
+    }
 }
 
 fn quote(line: &str) -> String {
@@ -697,6 +739,9 @@ fn emit(
     let n = laid.views.len();
     let mut visible: Vec<Option<Rect>> = vec![None; n];
     let mut shift = vec![0.0f32; n];
+    // The palette background each view sits on (its own `bg` or its nearest ancestor's), so
+    // text inside a coloured box takes the colour that reads on it.
+    let mut on_bg: Vec<Option<phonebench_pixels::Swatch>> = vec![None; n];
     let mut open: Vec<(usize, i32)> = Vec::new(); // (view index, children emitted so far)
     let window_area = laid.rects[0];
     for i in 0..n {
@@ -716,6 +761,7 @@ fn emit(
             }
         };
         shift[i] = base_shift;
+        on_bg[i] = view.bg.or(parent.and_then(|p| on_bg[p]));
         let r = laid.rects[i];
         let rect = Rect { y: r.y - base_shift, ..r };
         let Some(vis) = intersect(rect, clip).or(if parent.is_none() { Some(rect) } else { None }) else {
@@ -770,7 +816,7 @@ fn emit(
             builder.open(node).map_err(|e| e.to_string())?;
         }
         open.push((i, 0));
-        paints.push(paint_of(view, rect, parent.is_none() && window.layer == 0, density));
+        paints.push(paint_of(view, rect, parent.is_none() && window.layer == 0, density, on_bg[i]));
         infos.push(NodeInfo {
             surface_is_app: window.app_surface,
             kind: view.kind,
@@ -794,7 +840,13 @@ fn emit(
 }
 
 /// How the screenshot draws `view`, laid out at `rect` (before clipping).
-fn paint_of(view: &View, rect: Rect, window_root: bool, density: f32) -> Paint {
+fn paint_of(
+    view: &View,
+    rect: Rect,
+    window_root: bool,
+    density: f32,
+    on: Option<phonebench_pixels::Swatch>,
+) -> Paint {
     let mut role = view.paint_role();
     if window_root && role == Role::Plain {
         role = Role::Surface;
@@ -837,7 +889,7 @@ fn paint_of(view: &View, rect: Rect, window_root: bool, density: f32) -> Paint {
             bold: l.bold,
             max_lines: if view.kind == Kind::Edit && view.password { Some(1) } else { l.max_lines },
             tone: view.tone,
-            align: if centered { PaintAlign::Center } else { PaintAlign::Start },
+            align: if centered || view.text_center { PaintAlign::Center } else { PaintAlign::Start },
         }),
         value: if view.kind == Kind::Seek && view.seek.1 > 0 {
             (view.seek.0 as f32 / view.seek.1 as f32).clamp(0.0, 1.0)
@@ -846,6 +898,8 @@ fn paint_of(view: &View, rect: Rect, window_root: bool, density: f32) -> Paint {
         },
         density,
         image: view.src.clone(),
+        bg: view.bg,
+        on,
     }
 }
 

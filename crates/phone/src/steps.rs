@@ -417,8 +417,8 @@ impl Phone {
                         fresh: true,
                     }));
                 }
-                Step::Menu { items } => {
-                    let items = items
+                Step::Menu { items, items_sql, action } => {
+                    let mut items = items
                         .iter()
                         .map(|i| {
                             let label = text(scope, &i.label)?;
@@ -429,6 +429,36 @@ impl Phone {
                             Ok((label, action))
                         })
                         .collect::<Result<Vec<_>, PhoneError>>()?;
+                    if let (Some(sql), Some(action)) = (items_sql, action) {
+                        // Items from the database: columns `label` and `value`; each runs
+                        // `action` with the opening action's arguments plus `:value`.
+                        let rows = {
+                            let conn = self.apps[app].db.lock().map_err(|_| at("lock poisoned".into()))?;
+                            crate::data::query_rows(&conn, sql, &|n| Phone::scope_value(scope, n))
+                                .map_err(at)?
+                        };
+                        for row in rows {
+                            let get = |column: &str| {
+                                row.get_attr(column)
+                                    .ok()
+                                    .filter(|v| !v.is_undefined() && !v.is_none())
+                                    .map(|v| display(&v))
+                            };
+                            let (Some(label), Some(value)) = (get("label"), get("value")) else {
+                                return Err(at(
+                                    "items_sql must give columns `label` and `value` (not null)".into()
+                                ));
+                            };
+                            let mut args = scope.event.clone();
+                            args.insert("value".into(), Value::from(value));
+                            items.push((label, MenuAction::App { action: action.clone(), args }));
+                        }
+                    }
+                    if items.is_empty() {
+                        // Nothing to offer (an empty query): say so rather than open an empty menu.
+                        self.show_toast("Nothing to choose".into(), package.manifest.package.clone());
+                        continue;
+                    }
                     self.keyboard = false;
                     self.overlay = Some(Overlay::Menu { items, anchor: (540.0, 600.0) });
                 }

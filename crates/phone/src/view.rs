@@ -327,6 +327,10 @@ pub struct View {
     pub icon: Option<String>,
     /// Text colour (`color`).
     pub tone: Tone,
+    /// A palette background (`bg`), drawn only.
+    pub bg: Option<phonebench_pixels::Swatch>,
+    /// Text drawn centred in the view (system views such as the date picker's day cells).
+    pub text_center: bool,
     /// Children.
     pub children: Vec<View>,
 }
@@ -360,6 +364,8 @@ impl View {
             role: None,
             icon: None,
             tone: Tone::Normal,
+            bg: None,
+            text_center: false,
             children: Vec::new(),
         }
     }

@@ -250,6 +250,11 @@ impl Painter<'_> {
 
     fn icon(&mut self, name: &str, square: Frame, c: Rgba) {
         let mask = if self.masked { self.mask.as_ref() } else { None };
+        if name.starts_with(crate::assets::ASSET) {
+            // A package's own icon: its shape in the ink, like the vendored ones.
+            crate::assets::draw_icon(self.pixmap, name, (square.x, square.y, square.w), color(c), mask);
+            return;
+        }
         icons::draw(self.pixmap, name, square.x, square.y, square.w, color(c), mask);
     }
 
@@ -299,6 +304,15 @@ impl Painter<'_> {
         let mut icon_ink = t.on_surface_variant;
         let mut text = node.text.as_str();
         let mut center_text = true;
+        if let Some(bg) = paint.bg {
+            self.fill(round_rect(f, 12.0 * d), t.swatch(bg).0);
+        }
+        if let Some(on) = paint.on
+            && matches!(paint.text.map(|l| l.tone).unwrap_or_default(), Tone::Normal | Tone::Secondary)
+        {
+            ink = t.swatch(on).1;
+            icon_ink = ink;
+        }
         match paint.role {
             Role::Plain | Role::AppBar => {}
             Role::Wallpaper => self.wallpaper(f),
@@ -471,6 +485,12 @@ impl Painter<'_> {
         if let Some(key) = paint.image.as_deref().and_then(|s| s.strip_prefix(crate::picture::PLACEHOLDER)) {
             let mask = if self.masked { self.mask.as_ref() } else { None };
             crate::picture::draw_placeholder(self.pixmap, key, f, mask);
+        } else if let Some(key) = paint.image.as_deref().filter(|s| s.starts_with(crate::assets::ASSET)) {
+            let mask = if self.masked { self.mask.as_ref() } else { None };
+            if !crate::assets::draw(self.pixmap, key, f, mask) {
+                // A picture this process never loaded (a tree from elsewhere): a grey frame.
+                self.fill(round_rect(f, 8.0 * d), t.surface_container_high);
+            }
         } else if let Some(icon) = &paint.icon
             && !matches!(paint.role, Role::LauncherIcon)
         {
@@ -517,6 +537,25 @@ impl Painter<'_> {
                 self.text(hint, paint, area, t.on_surface_variant, clip, true);
             }
         } else {
+            // A filled text field keeps its label once it holds text: the hint floats, small,
+            // to the top of the field, and the text sits below it (Material's floating label).
+            if matches!(paint.role, Role::Field)
+                && !text.is_empty()
+                && let Some(hint) = node.hint.as_deref().filter(|h| !h.is_empty())
+                && let Some(look) = paint.text
+                && f.h >= look.size_px * LINE_HEIGHT * 1.75
+            {
+                let small =
+                    TextLook { size_px: look.size_px * 0.75, bold: false, max_lines: Some(1), ..look };
+                let label = Paint { text: Some(small), ..paint.clone() };
+                let top = f.y + 6.0 * d;
+                let label_area = Frame::new(area.x, top, area.w, small.size_px * LINE_HEIGHT);
+                let label_ink = if node.focused { t.primary } else { t.on_surface_variant };
+                self.text(hint, &label, label_area, fade(label_ink), clip, false);
+                let below = label_area.bottom() - 2.0 * d;
+                let shift = (below - (area.y + (area.h - look.size_px * LINE_HEIGHT) / 2.0)).max(0.0);
+                area = Frame::new(area.x, area.y + shift, area.w, (area.h - shift).max(0.0));
+            }
             self.text(text, paint, area, fade(ink), clip, center_text);
         }
         if editable && node.focused {

@@ -11,6 +11,7 @@
 //! Deterministic: no system fonts, no clocks, no randomness; the same tree and paints give the
 //! same bytes.
 
+pub mod assets;
 mod draw;
 pub mod icons;
 mod image;
@@ -24,7 +25,7 @@ pub use draw::{CHECK_DP, ICON_WITH_TEXT_DP, LINE_HEIGHT, SWITCH_DP, drawing_orde
 pub use image::ScreenImage;
 pub use paint::{Align, DENSITY_RANGE, Frame, MAX_COORDINATE, Paint, Role, TextLook, Tone, guess_icon};
 pub use som::{MAX_MARKS, SomStyle, draw_marks};
-pub use theme::{Rgba, Theme};
+pub use theme::{Rgba, Swatch, Theme};
 pub use tiny_skia::Pixmap;
 
 /// Why a frame could not be drawn or encoded.

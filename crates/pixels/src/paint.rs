@@ -284,6 +284,12 @@ pub struct Paint {
     /// A picture filling the frame (an `ImageView`'s `src`): `placeholder:KEY` is generated
     /// from KEY ([`crate::picture`]).
     pub image: Option<String>,
+    /// A background from the palette (`bg`), drawn under the role's own shapes; text on it
+    /// takes the swatch's text colour.
+    pub bg: Option<crate::theme::Swatch>,
+    /// The palette background the node sits on (its own `bg` or an ancestor's): ordinary and
+    /// secondary text and icons take that swatch's text colour.
+    pub on: Option<crate::theme::Swatch>,
 }
 
 impl Paint {
@@ -414,6 +420,8 @@ impl Paint {
             value: 0.0,
             density,
             image: None,
+            bg: None,
+            on: None,
         }
     }
 }

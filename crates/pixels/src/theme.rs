@@ -127,8 +127,127 @@ impl Theme {
         self.avatars[(h % self.avatars.len() as u32) as usize]
     }
 
+    /// The fill a [`Swatch`] names in this scheme, and the text colour that reads on it.
+    pub fn swatch(&self, swatch: Swatch) -> (Rgba, Rgba) {
+        let on = self.on_avatar();
+        match swatch {
+            Swatch::Primary => (self.primary, self.on_primary),
+            Swatch::PrimaryContainer => (self.primary_container, self.on_primary_container),
+            Swatch::SecondaryContainer => (self.secondary_container, self.on_secondary_container),
+            Swatch::Error => (self.error, self.on_error),
+            Swatch::Surface => (self.surface_container_high, self.on_surface),
+            Swatch::Inverse => (self.inverse_surface, self.inverse_on_surface),
+            // The avatar tones: pastel in light, deep in dark, each with legible text.
+            Swatch::Red => (self.avatars[0], on),
+            Swatch::Blue => (self.avatars[1], on),
+            Swatch::Green => (self.avatars[2], on),
+            Swatch::Yellow => (self.avatars[3], on),
+            Swatch::Purple => (self.avatars[4], on),
+            Swatch::Teal => (self.avatars[5], on),
+        }
+    }
+
     /// The text colour on an avatar background.
     pub fn on_avatar(&self) -> Rgba {
         if self.dark { rgb(0xFFFFFF) } else { rgb(0x1F1F1F) }
+    }
+}
+
+/// A background colour a layout may ask for (`bg="green"`): the palette, not free colours, so
+/// every app's screens stay legible in the light and the dark scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swatch {
+    /// The primary colour (text in on-primary).
+    Primary,
+    /// The primary container.
+    PrimaryContainer,
+    /// The secondary container.
+    SecondaryContainer,
+    /// The error colour.
+    Error,
+    /// A raised surface.
+    Surface,
+    /// The inverse surface (dark in the light scheme).
+    Inverse,
+    /// Red.
+    Red,
+    /// Blue.
+    Blue,
+    /// Green.
+    Green,
+    /// Yellow.
+    Yellow,
+    /// Purple.
+    Purple,
+    /// Teal.
+    Teal,
+}
+
+impl Swatch {
+    /// Every name `bg` takes, in documentation order.
+    pub const NAMES: [&'static str; 12] = [
+        "primary",
+        "primary-container",
+        "secondary-container",
+        "error",
+        "surface",
+        "inverse",
+        "red",
+        "blue",
+        "green",
+        "yellow",
+        "purple",
+        "teal",
+    ];
+
+    /// The swatch a `bg` attribute names.
+    pub fn from_name(name: &str) -> Option<Swatch> {
+        Some(match name {
+            "primary" => Swatch::Primary,
+            "primary-container" => Swatch::PrimaryContainer,
+            "secondary-container" => Swatch::SecondaryContainer,
+            "error" => Swatch::Error,
+            "surface" => Swatch::Surface,
+            "inverse" => Swatch::Inverse,
+            "red" => Swatch::Red,
+            "blue" => Swatch::Blue,
+            "green" => Swatch::Green,
+            "yellow" => Swatch::Yellow,
+            "purple" => Swatch::Purple,
+            "teal" => Swatch::Teal,
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod swatch_tests {
+    use super::*;
+
+    /// WCAG relative luminance contrast of two colours.
+    fn contrast(a: Rgba, b: Rgba) -> f32 {
+        let lum = |c: Rgba| {
+            let ch = |v: u8| {
+                let v = f32::from(v) / 255.0;
+                if v <= 0.03928 { v / 12.92 } else { ((v + 0.055) / 1.055).powf(2.4) }
+            };
+            0.2126 * ch(c[0]) + 0.7152 * ch(c[1]) + 0.0722 * ch(c[2])
+        };
+        let (x, y) = (lum(a), lum(b));
+        (x.max(y) + 0.05) / (x.min(y) + 0.05)
+    }
+
+    #[test]
+    fn every_swatch_and_the_toast_read_in_both_schemes() {
+        for theme in [&Theme::LIGHT, &Theme::DARK] {
+            for name in Swatch::NAMES {
+                let swatch = Swatch::from_name(name).expect("a listed name parses");
+                let (fill, ink) = theme.swatch(swatch);
+                assert!(contrast(fill, ink) >= 4.5, "{name} (dark: {}): {}", theme.dark, contrast(fill, ink));
+            }
+            // A toast is the inverse surface with its own text colour.
+            assert!(contrast(theme.inverse_surface, theme.inverse_on_surface) >= 4.5);
+        }
+        assert_eq!(Swatch::from_name("magenta"), None);
     }
 }

@@ -357,6 +357,8 @@ fn paint() -> impl Strategy<Value = Paint> {
             value,
             density,
             image: image.map(str::to_string),
+            bg: (value > 0.5).then_some(phonebench_pixels::Swatch::Green),
+            on: (value > 0.25).then_some(phonebench_pixels::Swatch::Inverse),
         })
 }
 

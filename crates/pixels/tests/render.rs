@@ -166,3 +166,27 @@ fn marks_box_the_numbered_nodes() {
         assert_eq!(pixel(&p, 379, 115), pixel(&before, 379, 115), "{style:?}: unnumbered node untouched");
     }
 }
+
+#[test]
+fn emoji_draw_in_colour_from_the_emoji_face() {
+    use phonebench_pixels::text::{TextAlign, TextRun, draw_text};
+    let mut p = phonebench_pixels::Pixmap::new(200, 80).expect("pixmap");
+    p.fill(tiny_skia::Color::WHITE);
+    let run = TextRun {
+        text: "🍊",
+        style: phonebench_text::TextStyle { size_px: 48.0, bold: false, line_height: 1.2 },
+        max_lines: None,
+        color: [0, 0, 0, 255],
+        align: TextAlign::Start,
+    };
+    let rect = tiny_skia::Rect::from_xywh(10.0, 10.0, 180.0, 60.0).expect("rect");
+    draw_text(&mut p, &run, rect, tiny_skia::IntRect::from_xywh(0, 0, 200, 80).expect("clip"));
+    // An orange: strongly orange pixels, which black text (or a missing-glyph box) never has.
+    let orange = p
+        .pixels()
+        .iter()
+        .map(|c| c.demultiply())
+        .filter(|c| c.red() > 200 && c.green() > 80 && c.green() < 190 && c.blue() < 90)
+        .count();
+    assert!(orange > 200, "{orange} orange pixels");
+}

@@ -7,8 +7,8 @@ use cosmic_text::fontdb::{Database, Source};
 use cosmic_text::{Attrs, Buffer, Family, FontSystem, Metrics, Shaping, Weight, Wrap};
 
 use crate::{
-    BOLD_TTF, CJK_FALLBACK_TTF, FAMILY, FontWeight, MEDIUM_TTF, REGULAR_TTF, Request, SYMBOLS_BOLD_TTF,
-    SYMBOLS_REGULAR_TTF, TextSize, TextStyle,
+    BOLD_TTF, CJK_FALLBACK_TTF, EMOJI_TTF, FAMILY, FontWeight, MEDIUM_TTF, REGULAR_TTF, Request,
+    SYMBOLS_BOLD_TTF, SYMBOLS_REGULAR_TTF, TextSize, TextStyle,
 };
 
 /// The locale handed to cosmic-text, fixed rather than read from the machine so that
@@ -30,10 +30,12 @@ const LOCALE: &str = "en-US";
 /// weight's faces in ID order, i.e. Roboto, DejaVu Sans, Droid Sans Fallback. DejaVu comes before
 /// Droid because Linux's list names it first anyway; the two barely overlap (DejaVu has no CJK,
 /// Droid almost no symbols), so the order hardly matters for what is drawn.
-const FALLBACKS: [(&[u8], &[FontWeight]); 3] = [
+const FALLBACKS: [(&[u8], &[FontWeight]); 4] = [
     (SYMBOLS_REGULAR_TTF, &[FontWeight::Regular, FontWeight::Medium]),
     (SYMBOLS_BOLD_TTF, &[FontWeight::Bold]),
     (CJK_FALLBACK_TTF, &[FontWeight::Regular, FontWeight::Medium, FontWeight::Bold]),
+    // Last, and it has no letters: it draws emoji (and nothing the faces before it have).
+    (EMOJI_TTF, &[FontWeight::Regular, FontWeight::Medium, FontWeight::Bold]),
 ];
 
 /// A `cosmic_text::FontSystem` that knows only the embedded faces: Roboto Regular, Medium and Bold,

@@ -48,6 +48,10 @@ pub const SYMBOLS_REGULAR_TTF: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf")
 /// DejaVu Sans Bold 2.37 (Debian `fonts-dejavu-core`): [`SYMBOLS_REGULAR_TTF`] for bold text.
 pub const SYMBOLS_BOLD_TTF: &[u8] = include_bytes!("../fonts/DejaVuSans-Bold.ttf");
 
+/// Noto Color Emoji 2.042 (Debian `fonts-noto-color-emoji`): emoji, in colour (CBDT bitmaps that
+/// swash scales), for every weight; the last fallback, so it only draws what no other face has.
+pub const EMOJI_TTF: &[u8] = include_bytes!("../fonts/NotoColorEmoji.ttf");
+
 /// Font sizes above this many pixels are clamped to it: a phone screen is 2400 px tall, and the
 /// clamp keeps line heights finite whatever a caller passes.
 pub const MAX_SIZE_PX: f32 = 10_000.0;

@@ -197,7 +197,10 @@ fn arbitrary_unicode_measures_without_panicking() {
     // layout sees them.
     let missing = one_line("\u{FFFF}");
     assert!((missing.width - 18.62).abs() < 0.1, "{missing:?}");
-    assert_eq!(one_line("🙏").width, missing.width);
+    // Emoji come from Noto Color Emoji: 2550/2048 em wide, not the missing-glyph box.
+    let emoji = one_line("🙏");
+    assert!((emoji.width - 52.29).abs() < 0.1, "{emoji:?}");
+    assert_eq!(one_line("🙂🙂").width, 2.0 * emoji.width);
     // Arabic and Hebrew come from DejaVu Sans and measure like any text.
     assert!(one_line("مرحبا").width > 40.0);
     assert!(one_line("שלום").width > 40.0);
@@ -286,6 +289,9 @@ fn only_the_embedded_faces_are_loaded() {
             ("Droid Sans Fallback", 400, "DroidSansFallback"),
             ("Droid Sans Fallback", 500, "DroidSansFallback"),
             ("Droid Sans Fallback", 700, "DroidSansFallback"),
+            ("Noto Color Emoji", 400, "NotoColorEmoji"),
+            ("Noto Color Emoji", 500, "NotoColorEmoji"),
+            ("Noto Color Emoji", 700, "NotoColorEmoji"),
         ]
     );
     let mut ids: Vec<_> = db.faces().map(|f| f.id).collect();
