@@ -86,7 +86,7 @@ Attached is the Q1 report draft. Could you check the numbers in section 3 by Fri
 
 Thanks!
 Farah', 1772078400000, 0, 1, NULL),
-  (15, 'inbox', 15, 'Riverbend Dental', 'reception@riverbenddental.example.com', 'sam.rivera@example.com', '', 'Appointment reminder: Tuesday, March 10', 'Hello Sam,
+  (15, 'inbox', 15, 'Riverbend Dental', 'reception@riverbend-dental.example.com', 'sam.rivera@example.com', '', 'Appointment reminder: Tuesday, March 10', 'Hello Sam,
 
 This is a reminder of your check-up with Dr. Walsh on Tuesday, March 10 at 08:15.
 Please arrive 10 minutes early. To reschedule, call (206) 555-0190.

@@ -83,3 +83,21 @@ fn ticking_a_check_box_rewrites_that_line() {
     assert!(body(&phone, "todo.md").contains("- [x] Back up the laptop\n"));
     assert!(find(&mut phone, "Back up the laptop").expect("the line").checked);
 }
+
+#[test]
+fn ticking_a_line_leaves_lines_that_start_the_same_alone() {
+    let mut phone = phone();
+    let text = "# Packing\n- [ ] Charger cable\n- [ ] Charger\n- [ ] Charger\nlast line\n";
+    let params = std::collections::BTreeMap::from([("b".to_string(), serde_json::json!(text))]);
+    phone.execute("notes", "UPDATE notes SET body = :b WHERE name = 'todo.md'", &params).expect("setup");
+    tap(&mut phone, "todo.md");
+    // The second "Charger" box (the third check line): only it is ticked.
+    let boxes: Vec<Node> = {
+        let tree = phone.tree().expect("renders");
+        tree.iter().filter(|(_, n)| n.resource_id.ends_with(":id/md_check")).map(|(_, n)| n.clone()).collect()
+    };
+    assert_eq!(boxes.len(), 3);
+    let (x, y) = boxes[2].bounds.center();
+    tap_at(&mut phone, x, y);
+    assert_eq!(body(&phone, "todo.md"), "# Packing\n- [ ] Charger cable\n- [ ] Charger\n- [x] Charger\nlast line\n");
+}
