@@ -255,9 +255,11 @@ impl Phone {
             let mut laid = layout(view, screen_area, false, density).map_err(fail)?;
             let r = laid.rects[0];
             let (x, y) = match &self.overlay {
+                // At the touch, kept on screen and above the keyboard when it is up (a text
+                // field's Cut / Copy / Paste menu must not open under the keys).
                 Some(Overlay::Menu { anchor, .. }) => (
                     anchor.0.min(screen_w - r.w - 8.0).max(8.0),
-                    anchor.1.min(app_bottom_full - r.h - 8.0).max(app_top + 8.0),
+                    anchor.1.min(app_bottom - r.h - 8.0).max(app_top + 8.0),
                 ),
                 // Centred in what the keyboard leaves (an input dialog stays visible).
                 _ => ((screen_w - r.w) / 2.0, (app_top + (app_bottom - app_top - r.h) / 2.0).max(app_top)),

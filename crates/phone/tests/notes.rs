@@ -99,5 +99,8 @@ fn ticking_a_line_leaves_lines_that_start_the_same_alone() {
     assert_eq!(boxes.len(), 3);
     let (x, y) = boxes[2].bounds.center();
     tap_at(&mut phone, x, y);
-    assert_eq!(body(&phone, "todo.md"), "# Packing\n- [ ] Charger cable\n- [ ] Charger\n- [x] Charger\nlast line\n");
+    assert_eq!(
+        body(&phone, "todo.md"),
+        "# Packing\n- [ ] Charger cable\n- [ ] Charger\n- [x] Charger\nlast line\n"
+    );
 }

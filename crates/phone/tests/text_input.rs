@@ -218,3 +218,38 @@ fn cursor_keys_backspace_delete_and_a_selection() {
     assert_eq!(text_of(&mut phone, "body"), "Fresh Bread");
     let _ = std::fs::remove_dir_all(root);
 }
+
+#[test]
+fn the_text_menu_of_a_field_above_the_keyboard_opens_above_the_keys() {
+    // Messages' message field sits right above the keyboard; its Cut / Copy / Paste menu opens
+    // where the finger is, moved up so that no item lands on a key.
+    let apps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps");
+    let catalog = Catalog::load_dir(&apps).expect("the real apps load");
+    let mut phone = Phone::new(catalog, PhoneConfig::default()).expect("the phone starts");
+    phone.apply(&Action::OpenApp { app: "messages".into() }).expect("open Messages");
+    tap(&mut phone, "conversation_name");
+    let field = find(&mut phone, "compose_message_text").expect("the message field").bounds;
+    let (x, y) = field.center();
+    phone.apply(&Action::Tap { target: Target::Point(Point { x, y }) }).expect("focus");
+    type_here(&mut phone, "hello");
+    assert!(phone.keyboard_shown());
+    let field = find(&mut phone, "compose_message_text").expect("the message field").bounds;
+    let (x, y) = field.center();
+    phone.apply(&Action::LongPress { target: Target::Point(Point { x, y }) }).expect("long press");
+    let keyboard_top = {
+        let tree = phone.tree().expect("renders");
+        tree.iter()
+            .filter(|(_, n)| n.resource_id.ends_with(":id/key_pos"))
+            .map(|(_, n)| n.bounds.top)
+            .min()
+            .expect("keys")
+    };
+    let copy = find(&mut phone, "Copy").expect("the menu's Copy").bounds;
+    let close = find(&mut phone, "Close").expect("the menu's Close").bounds;
+    assert!(
+        copy.top < keyboard_top && close.bottom <= keyboard_top,
+        "menu {copy:?}..{close:?}, keys from {keyboard_top}"
+    );
+    tap(&mut phone, "Copy");
+    assert_eq!(phone.clipboard(), Some("hello"));
+}

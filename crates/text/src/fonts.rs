@@ -198,7 +198,7 @@ impl Fonts {
         // Android breaks at word boundaries and splits a word only when it cannot fit alone.
         buffer.set_wrap(Wrap::WordOrGlyph);
         buffer.set_size(request.max_width(), None);
-        buffer.set_text(text, &Self::attrs_weight(request.weight()), Shaping::Advanced, None);
+        buffer.set_text(&shapeable(text), &Self::attrs_weight(request.weight()), Shaping::Advanced, None);
         // No height limit, so this shapes and lays out every line.
         buffer.shape_until_scroll(&mut self.system, false);
     }
@@ -214,4 +214,24 @@ fn metrics(request: &Request) -> Option<Metrics> {
     // cosmic-text rejects a zero line height; it only affects vertical positions, which
     // measurement computes itself, so the font size stands in.
     Some(Metrics::new(size, if line_px > 0.0 { line_px } else { size }))
+}
+
+/// `text` as cosmic-text can shape it. cosmic-text breaks lines only at `\n` and `\r` and shapes
+/// each line as one bidirectional paragraph, asserting that it is; a paragraph separator inside
+/// a line (U+001C..U+001E, U+0085, U+2029) breaks that and panics on mixed-direction text (RLM,
+/// U+001C, "a"). Those become a line break (U+0085 NEXT LINE, U+2029 PARAGRAPH SEPARATOR, which
+/// are line ends) or a space (the invisible information separators), one character for one, so
+/// character positions (a text field's cursor) stay where they were.
+fn shapeable(text: &str) -> std::borrow::Cow<'_, str> {
+    let breaks = |c: char| matches!(c, '\u{1C}'..='\u{1E}' | '\u{85}' | '\u{2029}');
+    if !text.chars().any(breaks) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| match c {
+            '\u{85}' | '\u{2029}' => '\n',
+            c if breaks(c) => ' ',
+            c => c,
+        })
+        .collect()
 }

@@ -182,6 +182,10 @@ fn arbitrary_unicode_measures_without_panicking() {
         "\t tab",
         "\u{FFFF}\u{10FFFF}",
         "\u{2028}\u{2029}\u{85}",
+        // A right-to-left mark, then paragraph separators inside a line: cosmic-text asserts
+        // each line is one bidi paragraph.
+        "\u{200F}\u{1C}a",
+        "\u{5D0}\u{1D}b\u{2029}\u{5D1}\u{85}c\u{1E}",
     ];
     for text in cases {
         for style in [BODY, BODY_BOLD] {
