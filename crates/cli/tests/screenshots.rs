@@ -74,6 +74,36 @@ const SCENARIOS: &[(&str, &[&str], &str)] = &[
         &["--app", "contacts"],
         "{\"action_type\":\"click\",\"x\":540,\"y\":410}\n{\"action_type\":\"click\",\"x\":881,\"y\":158}\n",
     ),
+    // Gallery > Camera > a photo: the photo pager (a ViewPager page, swipe for the next).
+    (
+        "photo-pager",
+        &["--app", "gallery"],
+        "{\"action_type\":\"click\",\"x\":800,\"y\":500}\n{\"action_type\":\"click\",\"x\":180,\"y\":390}\n",
+    ),
+    // Markor > todo.md > Share: the share sheet built from what each app accepts.
+    (
+        "share-sheet",
+        &["--app", "notes"],
+        "{\"action_type\":\"click\",\"x\":540,\"y\":960}\n{\"action_type\":\"click\",\"x\":881,\"y\":158}\n",
+    ),
+    // Calendar > new event > Calendar: a single-choice dialog whose options come from SQL.
+    (
+        "choice-dialog",
+        &["--app", "calendar"],
+        "{\"action_type\":\"click\",\"x\":230,\"y\":400}\n{\"action_type\":\"click\",\"x\":963,\"y\":2158}\n{\"action_type\":\"navigate_back\"}\n{\"action_type\":\"click\",\"x\":540,\"y\":1424}\n",
+    ),
+    // Gmail > Compose, "Na" typed into To: contact suggestions and the e-mail keyboard (@).
+    (
+        "email-compose",
+        &["--app", "email"],
+        "{\"action_type\":\"click\",\"x\":870,\"y\":2158}\n{\"action\":\"type\",\"text\":\"Na\"}\n",
+    ),
+    // Contacts > Daniel Reyes > Edit, long press in First name: the text selection menu.
+    (
+        "text-menu",
+        &["--app", "contacts"],
+        "{\"action_type\":\"click\",\"x\":540,\"y\":410}\n{\"action_type\":\"click\",\"x\":881,\"y\":158}\n{\"action_type\":\"long_press\",\"x\":300,\"y\":335}\n",
+    ),
     // SPHINX's 768×1280 device.
     ("settings-768x1280", &["--app", "settings", "--size", "768x1280"], ""),
 ];
