@@ -173,3 +173,37 @@ fn the_add_button_sets_a_new_alarm_through_the_time_picker() {
     wait(&mut phone, 41 * 60_000);
     assert!(phone.notifications().iter().any(|n| n.title == "Alarm"), "{:?}", phone.notifications());
 }
+
+#[test]
+fn a_second_timer_runs_beside_the_first_and_a_timer_takes_a_label() {
+    let mut phone = phone();
+    tap(&mut phone, "Timer");
+    for key in ["timer_setup_digit_5", "timer_setup_digit_00"] {
+        tap(&mut phone, key);
+    }
+    tap(&mut phone, "Start");
+    // "Add timer" brings the keypad back (with Cancel) while the first one runs on.
+    tap(&mut phone, "Add timer");
+    assert!(find(&mut phone, "cancel_add").is_some());
+    tap(&mut phone, "timer_setup_digit_2");
+    tap(&mut phone, "timer_setup_digit_00");
+    tap(&mut phone, "Start");
+    let timers = phone.query("clock", "SELECT duration_ms, state FROM timers ORDER BY id").expect("query");
+    assert_eq!(timers.len(), 2, "{timers:?}");
+    assert_eq!(timers[0]["duration_ms"], 300_000);
+    assert_eq!(timers[1]["duration_ms"], 120_000);
+    // The first card's label opens an input dialog; OK names the timer.
+    tap(&mut phone, "timer_label");
+    phone
+        .apply(&Action::Type { text: "Pasta".into(), target: None, clear: false, enter: false })
+        .expect("type");
+    tap(&mut phone, "OK");
+    let labels = phone.query("clock", "SELECT label FROM timers ORDER BY id").expect("query");
+    assert_eq!(labels[0]["label"], "Pasta");
+    assert_eq!(text_of(&mut phone, "timer_label"), "Pasta");
+    // The two-minute timer rings first, the labelled one later.
+    wait(&mut phone, 125_000);
+    let ringing = phone.query("clock", "SELECT label FROM timers WHERE state = 'ringing'").expect("query");
+    assert_eq!(ringing.len(), 1);
+    assert_eq!(ringing[0]["label"], "");
+}
