@@ -1,4 +1,4 @@
-//! Screenshots agree with the UI tree on every screen of the three apps.
+//! Screenshots agree with the UI tree on every screen of the bundled apps.
 //!
 //! The crawl opens every screen of every app directly, then taps every element of each once,
 //! which adds the screens that need arguments (a contact, a conversation), dialogs, menus and the
