@@ -42,6 +42,35 @@ impl Phone {
         scope.specials.get(name).cloned()
     }
 
+    /// The rows of a query that lists choices (a dialog's `choices_sql`, a menu's `items_sql`,
+    /// named by `what` in errors) as (label, value): columns `label` and `value`, neither null.
+    fn label_value_rows(
+        &self,
+        app: usize,
+        sql: &str,
+        scope: &Scope,
+        what: &str,
+    ) -> Result<Vec<(String, String)>, String> {
+        let rows = {
+            let conn = self.apps[app].db.lock().map_err(|_| "lock poisoned".to_string())?;
+            crate::data::query_rows(&conn, sql, &|n| Phone::scope_value(scope, n))?
+        };
+        rows.into_iter()
+            .map(|row| {
+                let get = |column: &str| {
+                    row.get_attr(column)
+                        .ok()
+                        .filter(|v| !v.is_undefined() && !v.is_none())
+                        .map(|v| display(&v))
+                };
+                match (get("label"), get("value")) {
+                    (Some(label), Some(value)) => Ok((label, value)),
+                    _ => Err(format!("{what} must give columns `label` and `value` (not null)")),
+                }
+            })
+            .collect()
+    }
+
     /// The expression/template context: every name of the scope at top level (in lookup order)
     /// plus `fields`, `vars`, `args` as maps.
     fn scope_context(scope: &Scope) -> Value {
@@ -319,26 +348,7 @@ impl Phone {
                         .map(|o| Ok((text(scope, &o.label)?, text(scope, &o.value)?)))
                         .collect::<Result<Vec<_>, PhoneError>>()?;
                     if let Some(sql) = &spec.choices_sql {
-                        // Options from the database: columns `label` and `value`.
-                        let rows = {
-                            let conn = self.apps[app].db.lock().map_err(|_| at("lock poisoned".into()))?;
-                            crate::data::query_rows(&conn, sql, &|n| Phone::scope_value(scope, n))
-                                .map_err(at)?
-                        };
-                        for row in rows {
-                            let get = |column: &str| {
-                                row.get_attr(column)
-                                    .ok()
-                                    .filter(|v| !v.is_undefined() && !v.is_none())
-                                    .map(|v| display(&v))
-                            };
-                            let (Some(label), Some(value)) = (get("label"), get("value")) else {
-                                return Err(at(
-                                    "choices_sql must give columns `label` and `value` (not null)".into(),
-                                ));
-                            };
-                            options.push((label, value));
-                        }
+                        options.extend(self.label_value_rows(app, sql, scope, "choices_sql").map_err(at)?);
                     }
                     let input = match &spec.input {
                         Some((_, Some(value))) => {
@@ -432,23 +442,9 @@ impl Phone {
                     if let (Some(sql), Some(action)) = (items_sql, action) {
                         // Items from the database: columns `label` and `value`; each runs
                         // `action` with the opening action's arguments plus `:value`.
-                        let rows = {
-                            let conn = self.apps[app].db.lock().map_err(|_| at("lock poisoned".into()))?;
-                            crate::data::query_rows(&conn, sql, &|n| Phone::scope_value(scope, n))
-                                .map_err(at)?
-                        };
-                        for row in rows {
-                            let get = |column: &str| {
-                                row.get_attr(column)
-                                    .ok()
-                                    .filter(|v| !v.is_undefined() && !v.is_none())
-                                    .map(|v| display(&v))
-                            };
-                            let (Some(label), Some(value)) = (get("label"), get("value")) else {
-                                return Err(at(
-                                    "items_sql must give columns `label` and `value` (not null)".into()
-                                ));
-                            };
+                        for (label, value) in
+                            self.label_value_rows(app, sql, scope, "items_sql").map_err(at)?
+                        {
                             let mut args = scope.event.clone();
                             args.insert("value".into(), Value::from(value));
                             items.push((label, MenuAction::App { action: action.clone(), args }));

@@ -18,18 +18,7 @@ fn contacts() -> Phone {
 }
 
 fn find(phone: &mut Phone, key: &str) -> Option<Node> {
-    let tree = phone.tree().expect("the screen renders");
-    let suffix = format!(":id/{key}");
-    for window in tree.windows_top_down() {
-        let root = tree.window(window).root;
-        if let Some(id) = tree.dfs(root).find(|&id| {
-            let n = tree.node(id);
-            n.text == key || n.content_desc == key || n.resource_id.ends_with(&suffix)
-        }) {
-            return Some(tree.node(id).clone());
-        }
-    }
-    None
+    phonebench_testkit::find_node(phone.tree().expect("the screen renders"), key).cloned()
 }
 
 fn tap(phone: &mut Phone, key: &str) -> phonebench_phone::Outcome {

@@ -100,3 +100,15 @@ pub fn probe_package(case: &str, files: &[(&str, &str)]) -> (PathBuf, PathBuf) {
     }
     (root, dir)
 }
+
+/// The node a test means by `key`: the first, topmost window first and depth-first within it,
+/// whose text or content-desc is `key` or whose resource id ends with `:id/<key>`.
+pub fn find_node<'a>(tree: &'a phonebench_uitree::UiTree, key: &str) -> Option<&'a phonebench_uitree::Node> {
+    let suffix = format!(":id/{key}");
+    tree.windows_top_down().into_iter().find_map(|window| {
+        let root = tree.window(window).root;
+        tree.dfs(root)
+            .map(|id| tree.node(id))
+            .find(|n| n.text == key || n.content_desc == key || n.resource_id.ends_with(&suffix))
+    })
+}
