@@ -7,6 +7,11 @@
 #   $PHONEBENCH_SHARED: tests read it in place and fail (never skip) without it;
 # - Chromium, for the HTML report's browser tests: the Debian package `chromium`, installed here
 #   when missing (as root or through sudo), or a binary named by $PHONEBENCH_CHROMIUM.
+# - Node.js and npm, and the npm packages in tools/npm (the MCP reference server
+#   `@modelcontextprotocol/server-everything` and the official TypeScript SDK, for the MCP interop
+#   tests): installed here with `npm ci` from the committed lock file; Node.js from Debian when
+#   missing;
+# - python3 (the deliberately broken MCP server of the failure tests is a standard-library script).
 # Model tests need no model: they use the in-repository mock server. The real-model test is
 # opt-in (tools/llama-server.sh, then `cargo test -p phonebench --test real_llm -- --ignored`).
 set -euo pipefail
@@ -36,6 +41,25 @@ if [ -z "${PHONEBENCH_CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
     exit 1
   fi
   command -v chromium >/dev/null || { echo "tools/test.sh: chromium installed but not on PATH" >&2; exit 1; }
+fi
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "tools/test.sh: installing Node.js and npm (Debian packages) for the MCP interop tests"
+  if [ "$(id -u)" -eq 0 ]; then as_root=(env); elif command -v sudo >/dev/null; then as_root=(sudo env); else
+    echo "tools/test.sh: node/npm are missing and neither root nor sudo is available to install them" >&2
+    exit 1
+  fi
+  "${as_root[@]}" DEBIAN_FRONTEND=noninteractive apt-get update -q \
+    && "${as_root[@]}" DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm \
+    || { echo "tools/test.sh: installing nodejs and npm failed" >&2; exit 1; }
+fi
+command -v python3 >/dev/null || { echo "tools/test.sh: python3 is missing (the MCP failure tests need it)" >&2; exit 1; }
+# The lock file pins every package; `npm ci` installs exactly it (again only when it changed).
+if ! cmp -s tools/npm/package-lock.json tools/npm/node_modules/.installed-lock.json 2>/dev/null; then
+  echo "tools/test.sh: installing the npm packages of tools/npm (MCP reference server and SDK)"
+  npm ci --prefix tools/npm --no-audit --no-fund --loglevel=error \
+    || { echo "tools/test.sh: npm ci in tools/npm failed" >&2; exit 1; }
+  cp tools/npm/package-lock.json tools/npm/node_modules/.installed-lock.json
 fi
 
 # A fresh machine builds once: incremental-compilation caches would only take disk.

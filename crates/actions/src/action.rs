@@ -454,6 +454,18 @@ fn is_false(value: &bool) -> bool {
     !*value
 }
 
+/// An MCP tool an agent may call with [`Action::McpCall`]: what the tool's server declared, under
+/// the name the agent calls it by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpTool {
+    /// The name to call it by (`geo_route`: the server's name, `_`, the tool's own name).
+    pub name: String,
+    /// What it does, as the server said.
+    pub description: String,
+    /// The JSON Schema of its arguments, as the server sent it.
+    pub input_schema: serde_json::Value,
+}
+
 impl Action {
     /// Every kind's canonical name, in declaration order (what [`Action::kind`] returns).
     pub const KINDS: [&'static str; 15] = [

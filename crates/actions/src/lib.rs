@@ -20,7 +20,7 @@ pub mod json_action;
 pub mod sphinx;
 pub mod syntax;
 
-pub use action::{Action, Direction, FinishStatus, Key, Point, Swipe, Target};
+pub use action::{Action, Direction, FinishStatus, Key, McpTool, Point, Swipe, Target};
 pub use coords::{
     CoordConvention, CoordSpace, CoordSyntax, parse_coord_action, parse_grounding_point, smart_resize,
     to_screen,

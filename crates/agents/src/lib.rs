@@ -59,8 +59,8 @@ pub struct AgentInput {
     pub step: usize,
     /// The step budget.
     pub max_steps: usize,
-    /// MCP tools offered (names).
-    pub mcp_tools: Vec<String>,
+    /// MCP tools offered (as their servers declared them).
+    pub mcp_tools: Vec<phonebench_actions::McpTool>,
     /// The current screen's picture (drawn only when an agent asks for its pixels).
     pub screen: Option<ScreenImage>,
 }

@@ -96,6 +96,19 @@ impl ReferenceAgent {
                 }
                 RefStep::Answer { text } => Action::Answer { text: text.clone() },
                 RefStep::Ask { text } => Action::AskUser { text: text.clone() },
+                RefStep::Mcp { tool, arguments } => match serde_json::from_str(arguments) {
+                    Ok(serde_json::Value::Object(arguments)) => {
+                        Action::McpCall { tool: tool.clone(), arguments }
+                    }
+                    _ => {
+                        self.failure = Some(format!(
+                            "reference step {} (mcp {tool}): the rendered arguments are not a JSON object: {arguments}",
+                            self.next + 1
+                        ));
+                        self.next = self.steps.len();
+                        return Action::Finish { status: FinishStatus::Infeasible };
+                    }
+                },
                 RefStep::Finish { infeasible } => Action::Finish {
                     status: if *infeasible { FinishStatus::Infeasible } else { FinishStatus::Complete },
                 },
@@ -142,6 +155,7 @@ fn step_verb(step: &RefStep) -> &'static str {
         RefStep::If { .. } => "if",
         RefStep::Answer { .. } => "answer",
         RefStep::Ask { .. } => "ask",
+        RefStep::Mcp { .. } => "mcp",
         RefStep::Finish { .. } => "finish",
     }
 }

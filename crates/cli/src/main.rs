@@ -13,6 +13,7 @@ macro_rules! out {
     }};
 }
 
+mod mcp;
 mod models;
 mod play;
 mod report;
@@ -133,6 +134,13 @@ enum Command {
     /// Save the screen as a PNG: the simulated phone after optional actions, or a real
     /// uiautomator dump; optionally with set-of-marks.
     Screenshot(screenshot::ScreenshotArgs),
+    /// Serve the simulated phone over MCP (stdio, or streamable HTTP with --http): tools to list
+    /// and start tasks, observe (text or screenshot), act, finish and read the verdict.
+    McpServer(mcp::McpServerArgs),
+    /// The offline MCP tool servers (geo, weather, finance, tracker): list their tools, call one,
+    /// or serve one over stdio or streamable HTTP.
+    #[command(subcommand)]
+    McpTools(mcp::McpToolsCommand),
     /// Measure step latency (action + new observation) per app's busiest screen and reset latency.
     Bench {
         /// Iterations per measurement.
@@ -315,6 +323,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let rejected = play::play(&play::apps_dir(apps), &options)?;
             Ok(if rejected == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_REJECTED) })
+        }
+        Command::McpServer(args) => {
+            mcp::serve_phone(args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::McpTools(command) => {
+            Ok(if mcp::run(command)? { ExitCode::SUCCESS } else { ExitCode::from(EXIT_REJECTED) })
         }
         Command::Bench { iterations, json, apps } => {
             play::bench(&play::apps_dir(apps), iterations.max(10), json)?;

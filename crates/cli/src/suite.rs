@@ -106,6 +106,41 @@ pub struct RunArgs {
     /// Validate every task again even if it validated before unchanged.
     #[arg(long)]
     revalidate: bool,
+    #[command(flatten)]
+    mcp: McpArgs,
+}
+
+/// MCP options of `run`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct McpArgs {
+    /// MCP configuration (TOML): servers tasks may name beyond the built-in ones (`[servers.NAME]`
+    /// with `command`/`args`/`env` for stdio, `url` for streamable HTTP, or `builtin`/`seed`),
+    /// `call_timeout_s`, `max_result_chars`, `on_server_failure` (`feedback` or
+    /// `infrastructure`). See docs/mcp.md.
+    #[arg(long)]
+    mcp_config: Option<PathBuf>,
+    /// Cut MCP results longer than this many characters (overrides the configuration).
+    #[arg(long)]
+    mcp_result_chars: Option<usize>,
+}
+
+impl McpArgs {
+    /// The configuration the flags describe.
+    pub fn config(&self) -> Result<phonebench_mcp::McpConfig> {
+        let mut config = match &self.mcp_config {
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+                phonebench_mcp::McpConfig::from_toml(&text, &path.display().to_string())?
+            }
+            None => phonebench_mcp::McpConfig::default(),
+        };
+        if let Some(n) = self.mcp_result_chars {
+            config.max_result_chars = n;
+        }
+        config.check().map_err(|e| anyhow::anyhow!("MCP configuration: {e}"))?;
+        Ok(config)
+    }
 }
 
 /// Finds a suite folder by path or name.
@@ -262,6 +297,7 @@ pub fn run(args: &RunArgs) -> Result<bool> {
         user: setup.user,
         save_screenshots: args.save_screenshots,
         stop_after_infrastructure: args.stop_after_infra,
+        mcp: std::sync::Arc::new(args.mcp.config()?),
     };
     let rt = runtime()?;
     // `outcome.lock` keeps the results folder ours until this function returns: the report is

@@ -92,12 +92,30 @@ pub struct TurnInput {
     /// The answer to an `ask_user` question from a simulated user outside the environment (a
     /// model-based user); `None` lets the built-in keyword user answer.
     pub user_reply: Option<String>,
+    /// What the MCP server said to an `mcp_call`, when the caller has MCP servers connected;
+    /// `None` answers that no server is connected.
+    pub mcp_reply: Option<McpReply>,
+}
+
+/// An MCP call's outcome as the environment records it (the runner makes the call).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct McpReply {
+    /// The text the agent gets (cut to the configured length; errors say so).
+    pub text: String,
+    /// The call did not succeed (a tool error, a refused call, or a failed server).
+    pub is_error: bool,
+    /// The text was cut.
+    pub truncated: bool,
+    /// The server itself failed: why.
+    pub failure: Option<String>,
+    /// Wall time of the call, ms (kept out of everything that must be deterministic).
+    pub latency_ms: u64,
 }
 
 impl TurnInput {
     /// A turn with just the output and its parse.
     pub fn new(raw: String, parsed: Result<Action, String>) -> TurnInput {
-        TurnInput { raw, parsed: Some(parsed), repaired_from: None, user_reply: None }
+        TurnInput { raw, parsed: Some(parsed), repaired_from: None, user_reply: None, mcp_reply: None }
     }
 }
 
@@ -245,7 +263,7 @@ impl Episode {
             return Ok(StepFeedback { message: None, done: true });
         }
         let index = self.trajectory.steps.len();
-        let TurnInput { raw, parsed, repaired_from, user_reply } = turn;
+        let TurnInput { raw, parsed, repaired_from, user_reply, mcp_reply } = turn;
         let parsed = parsed.unwrap_or_else(|| Err("the agent produced no action".into()));
         if repaired_from.is_some() && parsed.is_ok() && self.trajectory.databases_at_first_repair.is_empty() {
             // The "original" episode ends before this step: keep the state it ended in.
@@ -288,18 +306,28 @@ impl Episode {
                         record.feedback = Some(answer);
                     }
                     Action::McpCall { tool, arguments } => {
-                        let result = if self.task.mcp_tools.iter().any(|t| t == tool) {
-                            format!("error: MCP tool `{tool}` is offered but no MCP server is connected")
-                        } else {
-                            format!("error: no MCP tool `{tool}` is offered for this task")
-                        };
+                        let reply = mcp_reply.unwrap_or_else(|| McpReply {
+                            text: if self.task.mcp_servers.is_empty() {
+                                format!("error: no MCP tool `{tool}`: this task offers no MCP tools")
+                            } else {
+                                format!(
+                                    "error: MCP tool `{tool}`: no MCP server is connected to this episode"
+                                )
+                            },
+                            is_error: true,
+                            ..McpReply::default()
+                        });
                         self.trajectory.mcp_calls.push(McpCallRecord {
                             step: index,
                             tool: tool.clone(),
                             arguments: arguments.clone(),
-                            result: result.clone(),
+                            result: reply.text.clone(),
+                            is_error: reply.is_error,
+                            truncated: reply.truncated,
+                            failure: reply.failure,
+                            latency_ms: reply.latency_ms,
                         });
-                        record.feedback = Some(result);
+                        record.feedback = Some(reply.text);
                     }
                     device => {
                         record.point = self.action_point(device);

@@ -128,7 +128,7 @@ pub struct Exchange {
 }
 
 /// One MCP tool call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct McpCallRecord {
     /// The step it happened at.
     pub step: usize,
@@ -136,8 +136,21 @@ pub struct McpCallRecord {
     pub tool: String,
     /// Its arguments.
     pub arguments: serde_json::Map<String, serde_json::Value>,
-    /// What came back (possibly an error text).
+    /// What came back (possibly an error text), as the agent got it.
     pub result: String,
+    /// The call did not succeed (tool error, refused call, failed server).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// The result was cut to the configured length.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// The server itself failed (crashed, hung, answered with something other than MCP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// Wall time of the call, ms: never serialized with the trajectory, which must be the same
+    /// on every run.
+    #[serde(skip)]
+    pub latency_ms: u64,
 }
 
 /// An app event with the step that emitted it.

@@ -881,14 +881,32 @@ impl<'a> Evaluator<'a> {
     }
 
     fn mcp(&self, m: &McpCheck, w: Window) -> Leaf {
+        if let Err(leaf) = self.prepare(&[&m.arguments]) {
+            return leaf;
+        }
+        if let Some(phonebench_tasks::Op::Regex(pattern)) = &m.result
+            && let Err(e) = self.matcher.prepare_pattern(pattern)
+        {
+            return Leaf::fail(0, format!("rule on the result: {e}"));
+        }
+        let rules = select(&m.arguments, |_| true);
         let calls = self.trace.trajectory.mcp_calls.iter().map(|c| (c.step, c));
         let hits: Vec<(usize, String)> = self
             .in_window(w, calls)
             .into_iter()
-            .filter(|(_, c)| m.tool.as_deref().is_none_or(|t| t == c.tool))
+            .filter(|(_, c)| {
+                m.tool.as_deref().is_none_or(|t| t == c.tool)
+                    && m.ok.is_none_or(|ok| ok != c.is_error)
+                    && self.matcher.all_hold(&rules, |k| c.arguments.get(k).map(json_text))
+                    && m.result.as_ref().is_none_or(|op| self.matcher.op_matches(op, &c.result))
+            })
             .map(|(i, c)| (i, format!("{} at step {}", c.tool, c.step)))
             .collect();
-        self.counted(w, "MCP calls", &hits, &m.count.unwrap_or_else(CountRange::at_least_one))
+        let what = match &m.tool {
+            Some(t) => format!("`{t}` calls"),
+            None => "MCP calls".to_string(),
+        };
+        self.counted(w, &what, &hits, &m.count.unwrap_or_else(CountRange::at_least_one))
     }
 }
 

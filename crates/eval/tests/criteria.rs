@@ -818,6 +818,7 @@ fn events_questions_and_mcp_calls() {
         tool: "search".into(),
         arguments: serde_json::Map::new(),
         result: "ok".into(),
+        ..McpCallRecord::default()
     }];
     assert!(passes(
         r#"[[criteria]]

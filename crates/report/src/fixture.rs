@@ -101,6 +101,7 @@ fn step(n: u32, observation: &str, raw: &str, action: Option<serde_json::Value>)
         calls: Vec::new(),
         screenshot: None,
         screen_size: None,
+        mcp: None,
     }
 }
 
@@ -299,6 +300,15 @@ fn build(name: &str, rich: bool) -> PathBuf {
         Some(serde_json::json!({"action": "tap", "target": {"index": 99}})),
     );
     s2.rejected = Some("no element 99".to_string());
+    s2.mcp = Some(phonebench_runner::McpStep {
+        tool: format!("tool {HOSTILE}"),
+        arguments: serde_json::json!({ "q": HOSTILE }).as_object().cloned().unwrap_or_default(),
+        result: format!("error: {HOSTILE}"),
+        is_error: true,
+        truncated: true,
+        failure: Some(format!("server {HOSTILE}")),
+        latency_ms: 12,
+    });
     s2.screenshot = Some("/etc/passwd".to_string());
     let mut s3 = step(
         3,

@@ -364,6 +364,7 @@ struct MetricsView {
     avg_queries: String,
     uiq: String,
     avg_mcp_calls: String,
+    mcp_error_rate: String,
     format_error_rate: String,
     repetition_rate: String,
     prompt_tokens: u64,
@@ -390,6 +391,7 @@ impl From<&Metrics> for MetricsView {
             avg_queries: number(m.avg_queries, 2),
             uiq: number(m.uiq, 3),
             avg_mcp_calls: number(m.avg_mcp_calls, 2),
+            mcp_error_rate: percent(m.mcp_error_rate),
             format_error_rate: percent(m.format_error_rate),
             repetition_rate: percent(m.repetition_rate),
             prompt_tokens: m.prompt_tokens,
@@ -450,6 +452,7 @@ struct EpisodeRow<'a> {
     reference_steps: u32,
     queries: u32,
     mcp_calls: u32,
+    mcp_errors: u32,
     format_errors: u32,
     repetitions: u32,
     end: &'a str,
@@ -556,6 +559,7 @@ fn index_page<'a>(
                 reference_steps: e.reference_steps,
                 queries: e.queries,
                 mcp_calls: e.mcp_calls,
+                mcp_errors: e.mcp_errors,
                 format_errors: e.format_errors,
                 repetitions: e.repetitions,
                 end: &e.end,
@@ -739,6 +743,19 @@ struct StepView<'a> {
     repaired_from: Option<&'a str>,
     screenshot: Option<ShotView<'a>>,
     calls: Vec<CallView<'a>>,
+    mcp: Option<McpView<'a>>,
+}
+
+/// An MCP call of a step.
+#[derive(Serialize)]
+struct McpView<'a> {
+    tool: &'a str,
+    /// The arguments as one line of JSON.
+    arguments: String,
+    is_error: bool,
+    truncated: bool,
+    failure: Option<&'a str>,
+    latency_ms: u64,
 }
 
 /// A trial's steps with its outcome (from `EpisodeResult::trials`, when stored).
@@ -844,6 +861,14 @@ fn episode_page<'a>(
                         repaired_from: s.repaired_from.as_deref(),
                         screenshot: shot_view(s, screens, last_screen),
                         calls: s.calls.iter().map(|c| call_view(c, &s.raw)).collect(),
+                        mcp: s.mcp.as_ref().map(|m| McpView {
+                            tool: &m.tool,
+                            arguments: serde_json::Value::Object(m.arguments.clone()).to_string(),
+                            is_error: m.is_error,
+                            truncated: m.truncated,
+                            failure: m.failure.as_deref(),
+                            latency_ms: m.latency_ms,
+                        }),
                     }
                 })
                 .collect();

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use phonebench_actions::Action;
 use phonebench_agents::llm::user::ModelUser;
 use phonebench_agents::{Agent, AgentInput, CallRecord, ReferenceAgent, TrialReport, Turn};
-use phonebench_env::{EnvError, Episode, EpisodeEnd, EpisodeOptions, Trajectory, TurnInput};
+use phonebench_env::{EnvError, Episode, EpisodeEnd, EpisodeOptions, McpReply, Trajectory, TurnInput};
 use phonebench_eval::{EvalContext, Semantics, Verdict, evaluate};
+use phonebench_mcp::{FailurePolicy, McpConfig, McpSession};
 use phonebench_phone::Catalog;
 use phonebench_pixels::ScreenImage;
 use phonebench_tasks::TaskInstance;
@@ -68,6 +69,11 @@ impl Budget {
             self.waited += Duration::from_millis(c.latency_ms);
         }
     }
+
+    /// Takes time spent waiting for an outside server (MCP) out of the budget's account.
+    pub fn waited_for_duration(&mut self, waited: Duration) {
+        self.waited += waited;
+    }
 }
 
 /// The most observation text kept per step in results (1 MiB): what the agent saw is stored for
@@ -121,6 +127,9 @@ pub struct Extras {
     pub user: Option<Arc<ModelUser>>,
     /// Save a screenshot of every screen.
     pub screenshots: Option<ScreenshotSink>,
+    /// The MCP servers tasks may name (the built-in ones unless the configuration redefines
+    /// them) and the limits of calls.
+    pub mcp: Arc<McpConfig>,
 }
 
 /// A finished episode (one trial).
@@ -209,6 +218,18 @@ pub async fn run_trial(
             Err(e) => infrastructure = Some(e),
         }
     }
+    // The task's MCP servers, fresh for this trial (a server's state, like the tracker's new
+    // issues, never leaks between episodes). Not reaching one is an infrastructure failure:
+    // the agent has done nothing yet.
+    let mut mcp = None;
+    if !task.mcp_servers.is_empty() && infrastructure.is_none() {
+        let started = Instant::now();
+        match McpSession::connect(&task.mcp_servers, &task.mcp_tools, &extras.mcp).await {
+            Ok(session) => mcp = Some(session),
+            Err(e) => infrastructure = Some(e.to_string()),
+        }
+        budget.waited_for_duration(started.elapsed());
+    }
     let mut input = AgentInput {
         goal: episode.goal().to_string(),
         observation: episode.observation().clone(),
@@ -216,7 +237,7 @@ pub async fn run_trial(
         history: Vec::new(),
         step: 0,
         max_steps: task.max_steps as usize,
-        mcp_tools: task.mcp_tools.clone(),
+        mcp_tools: mcp.as_ref().map(|m| m.tools().to_vec()).unwrap_or_default(),
         screen: Some(screen),
     };
     while !episode.is_done() {
@@ -266,6 +287,25 @@ pub async fn run_trial(
                 }
             }
         }
+        let mut mcp_reply = None;
+        if let (Some(session), Ok(Action::McpCall { tool, arguments })) = (mcp.as_mut(), &output.action) {
+            let outcome = session.call(tool, arguments).await;
+            // Like a model server's, an MCP server's speed must not change the trajectory.
+            budget.waited_for_duration(outcome.latency);
+            if let (Some(failure), FailurePolicy::Infrastructure) =
+                (&outcome.failure, session.failure_policy())
+            {
+                episode.end_with(EpisodeEnd::Infrastructure { message: format!("MCP: {failure}") });
+                break;
+            }
+            mcp_reply = Some(McpReply {
+                text: outcome.text,
+                is_error: outcome.is_error,
+                truncated: outcome.truncated,
+                failure: outcome.failure,
+                latency_ms: u64::try_from(outcome.latency.as_millis()).unwrap_or(u64::MAX),
+            });
+        }
         // Model agents report their calls; an agent without calls may still report tokens.
         let step_usage = if step_calls.is_empty() {
             output.usage
@@ -283,6 +323,7 @@ pub async fn run_trial(
             parsed: Some(output.action.clone()),
             repaired_from: output.repaired_from,
             user_reply,
+            mcp_reply,
         })?;
         if episode.steps_taken() == steps_before {
             // The time ran out before the step: nothing was taken or recorded.
@@ -309,6 +350,9 @@ pub async fn run_trial(
     }
     if let Some(message) = infrastructure {
         episode.end_with(EpisodeEnd::Infrastructure { message });
+    }
+    if let Some(session) = mcp {
+        session.close().await;
     }
     let last_screen = input.screen.take();
     let trajectory = episode.finish()?;

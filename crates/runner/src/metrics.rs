@@ -99,6 +99,11 @@ pub const GLOSSARY: &[Term] = &[
         definition: "Mean number of MCP tool calls per scored episode.",
     },
     Term {
+        name: "MCP-err",
+        title: "MCP call error rate",
+        definition: "MCP calls that did not succeed (the tool reported an error, the call was refused for an unknown tool or bad arguments, or the server failed), divided by all MCP calls.",
+    },
+    Term {
         name: "fmt-err",
         title: "format-error rate (SPHINX)",
         definition: "Turns whose output did not parse as the agent wrote it, divided by all turns; outputs a repair call fixed count as errors.",
@@ -168,6 +173,8 @@ pub struct Metrics {
     pub uiq: Option<f64>,
     /// Mean MCP calls.
     pub avg_mcp_calls: Option<f64>,
+    /// MCP calls that did not succeed, per MCP call.
+    pub mcp_error_rate: Option<f64>,
     /// Turns whose output did not parse, per turn.
     pub format_error_rate: Option<f64>,
     /// Actions repeating an earlier action, per action after the first.
@@ -228,7 +235,8 @@ fn spl_term(e: &EpisodeResult) -> f64 {
 /// The figures of a group of episodes (infrastructure failures are counted, not scored).
 pub fn metrics<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -> Metrics {
     let mut m = Metrics::default();
-    let (mut acp, mut spl, mut steps, mut queries, mut mcp) = (0.0, 0.0, 0u64, 0u64, 0u64);
+    let (mut acp, mut spl, mut steps, mut queries, mut mcp, mut mcp_errors) =
+        (0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
     let (mut format_errors, mut repetitions, mut repeatable) = (0u64, 0u64, 0u64);
     let (mut uiq_sum, mut uiq_den) = (0.0, 0u64);
     let (mut original, mut original_success, mut original_acp) = (0u64, 0u64, 0.0);
@@ -247,6 +255,7 @@ pub fn metrics<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -> Met
         steps += u64::from(e.steps);
         queries += u64::from(e.queries);
         mcp += u64::from(e.mcp_calls);
+        mcp_errors += u64::from(e.mcp_errors);
         format_errors += u64::from(e.format_errors);
         repetitions += u64::from(e.repetitions);
         repeatable += u64::from(e.steps.saturating_sub(1));
@@ -287,6 +296,7 @@ pub fn metrics<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -> Met
     m.avg_steps = ratio(steps as f64, n);
     m.avg_queries = ratio(queries as f64, n);
     m.avg_mcp_calls = ratio(mcp as f64, n);
+    m.mcp_error_rate = ratio(mcp_errors as f64, mcp as f64);
     m.uiq = ratio(uiq_sum, uiq_den as f64);
     m.format_error_rate = ratio(format_errors as f64, steps as f64);
     m.repetition_rate = ratio(repetitions as f64, repeatable as f64);
@@ -332,8 +342,10 @@ pub fn number(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
 }
 
-const HEADERS: [&str; 12] =
-    ["group", "scored", "infra", "SR", "ACP", "SPL", "steps", "queries", "UIQ", "MCP", "fmt-err", "repeat"];
+const HEADERS: [&str; 13] = [
+    "group", "scored", "infra", "SR", "ACP", "SPL", "steps", "queries", "UIQ", "MCP", "MCP-err", "fmt-err",
+    "repeat",
+];
 
 /// Columns shown only when some episode has them.
 #[derive(Debug, Clone, Copy)]
@@ -354,6 +366,7 @@ fn table_cells(name: String, m: &Metrics, optional: Optional) -> Vec<String> {
         number(m.avg_queries, 2),
         number(m.uiq, 3),
         number(m.avg_mcp_calls, 2),
+        percent(m.mcp_error_rate),
         percent(m.format_error_rate),
         percent(m.repetition_rate),
     ];
@@ -673,11 +686,11 @@ mod tests {
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(
             lines[0],
-            "group          scored  infra      SR     ACP    SPL  steps  queries    UIQ   MCP  fmt-err  repeat"
+            "group          scored  infra      SR     ACP    SPL  steps  queries    UIQ   MCP  MCP-err  fmt-err  repeat"
         );
         assert_eq!(
             lines[1],
-            "overall             1      1  100.0%  100.0%  66.7%    6.0     2.00  0.500  0.00     0.0%    0.0%"
+            "overall             1      1  100.0%  100.0%  66.7%    6.0     2.00  0.500  0.00        -     0.0%    0.0%"
         );
         assert_eq!(lines[2], "");
         assert_eq!(lines[3], "category");
@@ -685,7 +698,7 @@ mod tests {
         // The all-infrastructure category prints "-" for every figure.
         assert_eq!(
             lines[5],
-            "  completion        0      1       -       -      -      -        -      -     -        -       -"
+            "  completion        0      1       -       -      -      -        -      -     -        -        -       -"
         );
         assert_eq!(lines[7], "tag");
         assert!(lines[8].starts_with("  apps=single       1      0  100.0%"), "{}", lines[8]);

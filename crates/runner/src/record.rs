@@ -10,7 +10,7 @@ use phonebench_tasks::{Fnv, TaskInstance};
 
 use crate::episode::{AgentRun, Finished, repetitions};
 use crate::results::{
-    Accounting, CriterionResult, EpisodeResult, JudgeResult, Score, StepResult, TrialResult, Usage,
+    Accounting, CriterionResult, EpisodeResult, JudgeResult, McpStep, Score, StepResult, TrialResult, Usage,
 };
 
 /// `task#instance`.
@@ -158,6 +158,7 @@ pub fn to_results(
         reference_steps: outcome.reference_steps,
         queries: t.exchanges.len() as u32,
         mcp_calls: t.mcp_calls.len() as u32,
+        mcp_errors: t.mcp_calls.iter().filter(|c| c.is_error).count() as u32,
         // The model's own format errors: repaired outputs count too (`repairs` says how many).
         format_errors: (t.format_errors() + t.repairs()) as u32,
         repetitions: repetitions(t),
@@ -211,6 +212,15 @@ fn step_results<'a>(
                 calls: finished.calls.get(i).cloned().unwrap_or_default(),
                 screenshot: finished.screenshots.get(i).cloned(),
                 screen_size: Some(finished.screen_size),
+                mcp: t.mcp_calls.iter().find(|c| c.step == i).map(|c| McpStep {
+                    tool: c.tool.clone(),
+                    arguments: c.arguments.clone(),
+                    result: c.result.clone(),
+                    is_error: c.is_error,
+                    truncated: c.truncated,
+                    failure: c.failure.clone(),
+                    latency_ms: c.latency_ms,
+                }),
             }
         })
         .collect();

@@ -133,6 +133,9 @@ pub struct EpisodeResult {
     pub queries: u32,
     /// MCP calls.
     pub mcp_calls: u32,
+    /// MCP calls that did not succeed (tool errors, refused calls, failed servers).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mcp_errors: u32,
     /// Turns whose output did not parse as the agent wrote it (outputs a repair call fixed
     /// included; `repairs` says how many).
     pub format_errors: u32,
@@ -316,6 +319,32 @@ pub struct StepResult {
     /// The screen's size in pixels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screen_size: Option<(u32, u32)>,
+    /// The MCP call this step made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<McpStep>,
+}
+
+/// An MCP call as stored with its step (in `results.sqlite`, for the report).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpStep {
+    /// The tool as the agent called it.
+    pub tool: String,
+    /// The arguments.
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+    /// The text the agent got.
+    pub result: String,
+    /// The call did not succeed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// The result was cut.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// The server itself failed: why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// Wall time, ms.
+    #[serde(default)]
+    pub latency_ms: u64,
 }
 
 /// The run's configuration, stored once per folder; resuming with another one is refused.
@@ -376,6 +405,9 @@ pub struct RunConfig {
     /// Content hash of each installed app package (every file of its folder), by app id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub apps: BTreeMap<String, String>,
+    /// The MCP configuration (servers and limits), when not the default one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<String>,
     /// The phonebench build that ran the episodes ([`crate::fingerprint::binary_identity`]).
     /// Absent in results written before builds were recorded: such a folder cannot be resumed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -150,6 +150,8 @@ pub struct RunOptions {
     /// Stop starting episodes after this many infrastructure failures in a row (a model server
     /// that is down fails every episode; `--resume` finishes the run later). 0 never stops.
     pub stop_after_infrastructure: usize,
+    /// MCP servers beyond (or instead of) the built-in ones, and the limits of calls.
+    pub mcp: Arc<phonebench_mcp::McpConfig>,
 }
 
 impl RunOptions {
@@ -175,6 +177,7 @@ impl RunOptions {
             user: None,
             save_screenshots: false,
             stop_after_infrastructure: 0,
+            mcp: Arc::default(),
         }
     }
 }
@@ -277,6 +280,8 @@ pub async fn run_suite(
             .map(|a| Ok((a.manifest.id.clone(), hash_of(&a.dir, dir_hash)?)))
             .collect::<Result<_, RunError>>()?,
         binary: Some(binary_identity()),
+        mcp: (*options.mcp != phonebench_mcp::McpConfig::default())
+            .then(|| serde_json::to_string(&*options.mcp).unwrap_or_default()),
     };
     // Claimed before validating: a folder holding another run's results is refused at once.
     db.claim(&config, options.resume)?;
@@ -469,6 +474,7 @@ async fn run_instance(
                 results_dir: options.out.clone(),
                 folder: format!("{SCREENSHOTS_DIR}/{}", safe_name(&key)),
             }),
+            mcp: options.mcp.clone(),
         };
         match run_agent(catalog, inst, agent.as_mut(), options.episode, options.limits, &extras).await {
             Ok(run) => run,

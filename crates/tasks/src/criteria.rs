@@ -415,13 +415,25 @@ pub struct EventCheck {
     pub count: Option<CountRange>,
 }
 
-/// `mcp = { tool, count }`.
+/// `mcp = { tool, arguments, result, ok, count }`: calls the agent made to MCP tools.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpCheck {
-    /// The tool name; any tool when absent.
+    /// The tool name (exposed, `server_tool`); any tool when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// Rules over the call's arguments (each argument compared as text: strings as they are,
+    /// other values as JSON; names are the argument names).
+    #[serde(default, skip_serializing_if = "Rules::is_empty")]
+    pub arguments: Rules,
+    /// A rule over the result text the agent got (`{ contains = "130.43" }`): ties a task's
+    /// expected values to what the server really answers, so validation catches a task whose
+    /// expectation the server contradicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Op>,
+    /// `true`: only calls that succeeded; `false`: only calls that failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
     /// How many calls (default: at least one).
     #[serde(default, deserialize_with = "de_count", skip_serializing_if = "Option::is_none")]
     pub count: Option<CountRange>,
@@ -818,7 +830,15 @@ impl Criterion {
                     }
                 }
             }
-            CriterionKind::Changes(_) | CriterionKind::Asked(_) | CriterionKind::Mcp(_) => {}
+            CriterionKind::Mcp(m) => {
+                for (_, op) in &mut m.arguments.0 {
+                    *op.operand_mut() = f(op.operand())?;
+                }
+                if let Some(op) = &mut m.result {
+                    *op.operand_mut() = f(op.operand())?;
+                }
+            }
+            CriterionKind::Changes(_) | CriterionKind::Asked(_) => {}
             CriterionKind::Answer(a) => match a {
                 AnswerCheck::Exact(s)
                 | AnswerCheck::Normalized(s)
@@ -869,6 +889,12 @@ impl Criterion {
             }
             CriterionKind::Time(t) => rules(&t.element)?,
             CriterionKind::Event(e) => rules(&e.data)?,
+            CriterionKind::Mcp(m) => {
+                rules(&m.arguments)?;
+                if let Some(Op::Regex(s)) = &m.result {
+                    regex(s)?;
+                }
+            }
             CriterionKind::Answer(AnswerCheck::Regex(s)) => regex(s)?,
             _ => {}
         }

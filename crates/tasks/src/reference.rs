@@ -133,6 +133,14 @@ pub enum RefStep {
         /// The question.
         text: String,
     },
+    /// Call an MCP tool: `mcp geo_route {"origin": "Home", "destination": "{{ place }}"}`. The
+    /// arguments are a JSON object written as a template (rendered, then parsed, per instance).
+    Mcp {
+        /// The tool's exposed name (`server_tool`).
+        tool: String,
+        /// The arguments: JSON object text (a template until the instance is rendered).
+        arguments: String,
+    },
     /// End the episode.
     Finish {
         /// `true` for `finish infeasible`.
@@ -167,6 +175,7 @@ impl RefStep {
             }
             RefStep::ScrollTo { target, .. } => sel(target, f)?,
             RefStep::Answer { text } | RefStep::Ask { text } => *text = f(text)?,
+            RefStep::Mcp { arguments, .. } => *arguments = f(arguments)?,
             RefStep::If { target, then, .. } => {
                 sel(target, f)?;
                 then.map_strings(f)?;
@@ -181,7 +190,38 @@ const DIRECTIONS: [&str; 4] = ["up", "down", "left", "right"];
 
 /// Parses one reference line. Errors say what is wrong (the caller adds file and line).
 pub fn parse_step(line: &str) -> Result<RefStep, String> {
+    let trimmed = line.trim_start();
+    if let Some(rest) =
+        trimmed.strip_prefix("mcp").filter(|r| r.is_empty() || r.starts_with(char::is_whitespace))
+    {
+        return parse_mcp(rest.trim());
+    }
     parse_tokens(&tokenize(line)?)
+}
+
+/// `mcp TOOL {json}`: the rest of the line after the tool's name is the arguments object, so
+/// JSON need not be quoted again. Template expressions are checked by standing in a `0` for each.
+fn parse_mcp(rest: &str) -> Result<RefStep, String> {
+    let (tool, arguments) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let valid = !tool.is_empty() && tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid {
+        return Err("`mcp` takes a tool name (`geo_route`) and then its arguments as a JSON object".into());
+    }
+    let arguments = if arguments.trim().is_empty() { "{}".to_string() } else { arguments.trim().to_string() };
+    let mut probe = String::new();
+    let mut left = arguments.as_str();
+    while let Some(open) = left.find("{{") {
+        let Some(close) = left[open..].find("}}") else { break };
+        probe.push_str(&left[..open]);
+        probe.push('0');
+        left = &left[open + close + 2..];
+    }
+    probe.push_str(left);
+    match serde_json::from_str::<serde_json::Value>(&probe) {
+        Ok(serde_json::Value::Object(_)) => Ok(RefStep::Mcp { tool: tool.to_string(), arguments }),
+        Ok(_) => Err(format!("`mcp {tool}`: the arguments must be a JSON object")),
+        Err(e) => Err(format!("`mcp {tool}`: the arguments are not a JSON object: {e}")),
+    }
 }
 
 /// Most a reference `wait` may ask for: a day, as the phone's own limit.
@@ -311,7 +351,7 @@ fn parse_tokens(tokens: &[Token]) -> Result<RefStep, String> {
         other => {
             return Err(format!(
                 "unknown step `{other}` (tap, long_press, double_tap, type, append, scroll, swipe, \
-                 scroll_to, back, home, enter, key, open, wait, if, answer, ask, finish)"
+                 scroll_to, back, home, enter, key, open, wait, if, answer, ask, mcp, finish)"
             ));
         }
     };
@@ -501,6 +541,21 @@ mod tests {
     #[test]
     fn waits_take_durations_and_ifs_wrap_one_step() {
         assert_eq!(parse_step("wait").unwrap(), RefStep::Wait { ms: None });
+        assert_eq!(
+            parse_step(r#"mcp geo_route {"origin": "Home", "destination": "{{ p.name }}", "n": {{ n }}}"#)
+                .unwrap(),
+            RefStep::Mcp {
+                tool: "geo_route".into(),
+                arguments: r#"{"origin": "Home", "destination": "{{ p.name }}", "n": {{ n }}}"#.into()
+            }
+        );
+        assert_eq!(
+            parse_step("mcp weather_list_cities").unwrap(),
+            RefStep::Mcp { tool: "weather_list_cities".into(), arguments: "{}".into() }
+        );
+        assert!(parse_step("mcp geo_route [1]").unwrap_err().contains("JSON object"));
+        assert!(parse_step(r#"mcp geo_route {"a": }"#).unwrap_err().contains("not a JSON object"));
+        assert!(parse_step("mcp").unwrap_err().contains("tool name"));
         assert_eq!(parse_step("wait 90s").unwrap(), RefStep::Wait { ms: Some(90_000) });
         assert_eq!(parse_step("wait 5m").unwrap(), RefStep::Wait { ms: Some(300_000) });
         assert_eq!(parse_step("wait 2h").unwrap(), RefStep::Wait { ms: Some(7_200_000) });

@@ -158,6 +158,8 @@ struct RawTask {
     facts: Vec<Spanned<Fact>>,
     #[serde(default)]
     mcp_tools: Vec<String>,
+    #[serde(default)]
+    mcp_servers: Option<Spanned<Vec<String>>>,
     reference: Vec<Spanned<String>>,
     // Values first, then criteria: toml cannot place an error inside an array of tables on the
     // right entry, so each entry is converted on its own and errors get that entry's line.
@@ -191,8 +193,12 @@ pub struct TaskSpec {
     pub setup: Vec<Setup>,
     /// Hidden facts for `ask_user`.
     pub facts: Vec<Fact>,
-    /// MCP tools offered to the agent (names).
+    /// MCP tools offered to the agent (exposed names, `server_tool`); all the servers' tools
+    /// when empty.
     pub mcp_tools: Vec<String>,
+    /// MCP servers connected for the episode (built-in `geo`, `weather`, `finance`, `tracker`,
+    /// or names defined in the run's MCP configuration).
+    pub mcp_servers: Vec<String>,
     /// The reference solution.
     pub reference: Vec<RefStep>,
     /// Top-level success criteria: all must hold; ACP is the share of the non-guard ones that
@@ -417,6 +423,40 @@ impl TaskSpec {
             })
             .collect::<Result<_, _>>()?;
 
+        let mut mcp_servers = Vec::new();
+        if let Some(list) = &raw.mcp_servers {
+            let l = at(list.span());
+            for name in list.get_ref() {
+                let valid = !name.is_empty()
+                    && name.len() <= 32
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+                if !valid {
+                    return Err(LoadError::at(
+                        file,
+                        l,
+                        format!("MCP server name `{name}`: letters, digits and `-` only"),
+                    ));
+                }
+                if mcp_servers.contains(name) {
+                    return Err(LoadError::at(file, l, format!("MCP server `{name}` is named twice")));
+                }
+                mcp_servers.push(name.clone());
+            }
+        }
+        if mcp_servers.is_empty() && !raw.mcp_tools.is_empty() {
+            return Err(LoadError::at(
+                file,
+                lines.id,
+                "`mcp_tools` needs `mcp_servers`: the servers whose tools are offered",
+            ));
+        }
+        if raw.category == Category::Mcp && mcp_servers.is_empty() {
+            return Err(LoadError::at(
+                file,
+                lines.id,
+                "an `mcp` task names its MCP servers in `mcp_servers`",
+            ));
+        }
         let mut reference = Vec::new();
         for line in raw.reference {
             let l = at(line.span());
@@ -505,6 +545,7 @@ impl TaskSpec {
             setup,
             facts,
             mcp_tools: raw.mcp_tools,
+            mcp_servers,
             reference,
             criteria,
             judges,
@@ -661,6 +702,7 @@ impl TaskSpec {
             setup: self.setup.clone(),
             facts,
             mcp_tools: self.mcp_tools.clone(),
+            mcp_servers: self.mcp_servers.clone(),
             reference,
             criteria,
             judges,
@@ -702,8 +744,10 @@ pub struct TaskInstance {
     pub setup: Vec<Setup>,
     /// Hidden facts, rendered.
     pub facts: Vec<Fact>,
-    /// MCP tools offered.
+    /// MCP tools offered (all the servers' tools when empty).
     pub mcp_tools: Vec<String>,
+    /// MCP servers connected for the episode.
+    pub mcp_servers: Vec<String>,
     /// Reference solution, rendered.
     pub reference: Vec<RefStep>,
     /// Success criteria, rendered.

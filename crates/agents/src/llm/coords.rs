@@ -118,7 +118,7 @@ impl CoordsAgent {
         let tools: Vec<serde_json::Value> = input
             .mcp_tools
             .iter()
-            .map(|name| json!({"name": name, "description": "", "schema": "{}"}))
+            .map(|t| json!({"name": t.name, "description": t.description, "schema": t.input_schema.to_string()}))
             .collect();
         let role = if self.family == Family::MobileUse999 {
             "mobile_use_system"

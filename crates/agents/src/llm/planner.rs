@@ -125,7 +125,7 @@ impl PlannerExecutor {
         let tools: Vec<Value> = input
             .mcp_tools
             .iter()
-            .map(|name| json!({"name": name, "description": "", "schema": "{}"}))
+            .map(|t| json!({"name": t.name, "description": t.description, "schema": t.input_schema.to_string()}))
             .collect();
         let system = self.templates.render(
             "planner",

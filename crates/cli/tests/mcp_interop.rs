@@ -1,0 +1,140 @@
+//! `phonebench mcp-server` driven by an MCP client we did not write: the official TypeScript
+//! SDK's `Client` (npm `@modelcontextprotocol/sdk`, installed by tools/test.sh into tools/npm),
+//! over stdio and over streamable HTTP. The client script (tools/npm/phone_client.mjs) lists the
+//! tools, plays settings.flight_mode to success by reading screens and tapping labels, reads the
+//! verdict, sends bad arguments and an unknown tool, and calls an MCP task's own tool.
+//! Fails, never skips, when node or the package is missing.
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn npm_dir() -> PathBuf {
+    let dir = std::env::var_os("PHONEBENCH_NPM_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tools/npm"));
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk/package.json").is_file(),
+        "the MCP TypeScript SDK is not installed in {}: tools/test.sh installs it (or `npm ci --prefix tools/npm`)",
+        dir.display()
+    );
+    dir
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs the client script and returns its report.
+fn client(args: &[&str]) -> serde_json::Value {
+    let dir = npm_dir();
+    let output = Command::new("node")
+        .arg(dir.join("phone_client.mjs"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "client failed: {stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("client report {stdout:?}: {e}"))
+}
+
+fn check(report: &serde_json::Value) {
+    let tools: Vec<&str> = report["tools"].as_array().unwrap().iter().filter_map(|t| t.as_str()).collect();
+    for expected in [
+        "start_task",
+        "observe",
+        "screenshot",
+        "tap",
+        "type_text",
+        "scroll",
+        "press_key",
+        "open_app",
+        "finish",
+        "get_verdict",
+    ] {
+        assert!(tools.contains(&expected), "{expected} in {tools:?}");
+    }
+    assert_eq!(report["schemas_are_objects"], true);
+    assert_eq!(report["listed_flight_mode"], true);
+    assert_eq!(report["goal_shown"], true);
+    assert_eq!(report["screenshot"], serde_json::json!(["image:image/png:true"]));
+    assert_eq!(report["finished_says_over"], true);
+    assert_eq!(report["success"], true, "the task was played to success: {report}");
+    assert_eq!(report["acp"], 1.0);
+    assert_eq!(report["bad_arguments"], "error -32602", "bad arguments are an MCP invalid-params error");
+    assert_eq!(report["unknown_tool"], "error -32602");
+    assert!(report["acting_after_the_end"].as_str().unwrap().contains("the episode is over"), "{report}");
+    assert_eq!(
+        report["task_tools"],
+        serde_json::json!(["finance_quote", "finance_search_symbols", "finance_convert", "finance_rates"])
+    );
+    assert_eq!(report["task_tool_result"], true);
+}
+
+#[test]
+fn the_typescript_sdk_client_plays_a_task_over_stdio() {
+    let report = client(&["stdio", env!("CARGO_BIN_EXE_phonebench"), "mcp-server"]);
+    check(&report);
+}
+
+/// Starts `phonebench mcp-server --http` on a free loopback port; returns it and its URL.
+fn http_server(extra: &[&str], env: &[(&str, &str)]) -> (std::process::Child, Option<String>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_phonebench"))
+        .args(["mcp-server", "--http"])
+        .args(extra)
+        .envs(env.iter().copied())
+        .current_dir(repo())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let mut first = String::new();
+    let stderr = child.stderr.take().unwrap();
+    BufReader::new(stderr).read_line(&mut first).unwrap();
+    let url = first.split_whitespace().find(|w| w.starts_with("http://")).map(str::to_string);
+    (child, url, first)
+}
+
+#[test]
+fn the_typescript_sdk_client_plays_a_task_over_streamable_http() {
+    let (mut server, url, line) = http_server(&["127.0.0.1:0"], &[]);
+    let url = url.unwrap_or_else(|| panic!("no URL in {line:?}"));
+    let report = client(&["http", &url]);
+    let _ = server.kill();
+    check(&report);
+}
+
+#[test]
+fn serving_beyond_loopback_needs_a_token_and_checks_it() {
+    let (mut refused, _, line) = http_server(&["0.0.0.0:0"], &[]);
+    let status = refused.wait().unwrap();
+    assert!(!status.success());
+    assert!(line.contains("needs a bearer token"), "{line}");
+
+    let (mut server, url, line) =
+        http_server(&["0.0.0.0:0", "--token-env", "PB_TEST_TOKEN"], &[("PB_TEST_TOKEN", "s3cret")]);
+    let url = url.unwrap_or_else(|| panic!("no URL in {line:?}"));
+    let port = url.rsplit(':').next().unwrap().trim_end_matches("/mcp").to_string();
+    let post = |auth: Option<&str>| {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        let auth = auth.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        answer.lines().next().unwrap_or_default().to_string()
+    };
+    assert!(post(None).contains("401"), "no token");
+    assert!(post(Some("wrong")).contains("401"), "wrong token");
+    assert!(post(Some("s3cret")).contains("200"), "right token: {}", post(Some("s3cret")));
+    let _ = server.kill();
+}

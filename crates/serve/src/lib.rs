@@ -1,0 +1,494 @@
+//! The simulated phone served to outside clients.
+//!
+//! [`PhoneServer`] is an MCP server (rmcp `ServerHandler`): any MCP host (a desktop assistant, an
+//! IDE, an agent framework, the official SDK clients) can start a task episode, observe the
+//! screen as text or as a PNG image, tap, type, scroll, press keys, open apps, call the task's
+//! own MCP tools, finish with an answer and read the verdict, all without code of ours. One
+//! server value is one phone: over stdio one per process, over streamable HTTP one per MCP
+//! session. Arguments are checked against each tool's JSON schema; bad ones get an MCP
+//! `invalid params` error, a call that cannot be done now (no episode, episode over) a tool
+//! error, and nothing a client sends can crash the server.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use phonebench_actions::{Action, Direction, FinishStatus, Key, Point, Target};
+use phonebench_env::{Episode, EpisodeOptions, McpReply, TurnInput};
+use phonebench_eval::{EvalContext, Semantics, Verdict, evaluate};
+use phonebench_mcp::offline::check_arguments;
+use phonebench_mcp::{McpConfig, McpSession};
+use phonebench_observe::ObservationFormat;
+use phonebench_phone::Catalog;
+use phonebench_tasks::{Suite, TaskInstance};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Map, Value, json};
+use tokio::sync::Mutex;
+
+/// What the server plays: the apps and the suite whose tasks `start_task` can start.
+#[derive(Clone)]
+pub struct PhoneServerConfig {
+    /// The installed apps.
+    pub catalog: Catalog,
+    /// The suite.
+    pub suite: Arc<Suite>,
+    /// MCP servers of MCP tasks (the built-in ones unless redefined).
+    pub mcp: Arc<McpConfig>,
+}
+
+/// One phone on MCP.
+#[derive(Clone)]
+pub struct PhoneServer {
+    config: PhoneServerConfig,
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Default)]
+struct State {
+    episode: Option<Episode>,
+    task: Option<TaskInstance>,
+    tools: Option<McpSession>,
+    verdict: Option<Verdict>,
+}
+
+/// A tool's schema: `(name, type, description)` properties and the required ones.
+fn schema(properties: &[(&str, &str, &str)], required: &[&str]) -> Value {
+    let mut map = Map::new();
+    for (name, kind, description) in properties {
+        map.insert((*name).to_string(), json!({ "type": kind, "description": description }));
+    }
+    json!({ "type": "object", "properties": map, "required": required, "additionalProperties": false })
+}
+
+const FORMAT: (&str, &str, &str) = (
+    "format",
+    "string",
+    "observation format: sphinx-tree (default), sphinx-list, androidworld, elements, uiautomator",
+);
+const INDEX: (&str, &str, &str) = ("index", "integer", "the element's index in the last observation");
+const X: (&str, &str, &str) = ("x", "integer", "screen x in pixels (instead of index)");
+const Y: (&str, &str, &str) = ("y", "integer", "screen y in pixels (instead of index)");
+
+/// The tools: name, description, schema.
+fn tool_defs() -> Vec<(&'static str, &'static str, Value)> {
+    vec![
+        (
+            "list_tasks",
+            "List the suite's tasks (id, category, apps). `pattern` filters ids with * and ?.",
+            schema(&[("pattern", "string", "id glob, e.g. contacts.*")], &[]),
+        ),
+        (
+            "start_task",
+            "Reset the phone to a fresh episode of a task and return its goal and first screen. Instances draw different parameters.",
+            schema(
+                &[
+                    ("task_id", "string", "the task id"),
+                    ("instance", "integer", "instance number (default 0)"),
+                    ("seed", "integer", "suite seed (default the suite's)"),
+                    FORMAT,
+                ],
+                &["task_id"],
+            ),
+        ),
+        ("get_goal", "The current task's goal, steps taken and step budget.", schema(&[], &[])),
+        (
+            "observe",
+            "The current screen as text (in the format start_task chose), with the element indexes tap, type_text and scroll take.",
+            schema(&[], &[]),
+        ),
+        (
+            "screenshot",
+            "The current screen as a PNG image; with som=true, numbered boxes mark the elements (set-of-marks).",
+            schema(&[("som", "boolean", "draw set-of-marks numbers")], &[]),
+        ),
+        ("tap", "Tap an element (by index) or a point.", schema(&[INDEX, X, Y], &[])),
+        ("long_press", "Long-press an element (by index) or a point.", schema(&[INDEX, X, Y], &[])),
+        (
+            "type_text",
+            "Type text into a field (the focused one, or the one at index). clear=true replaces its content; enter=true presses Enter after.",
+            schema(
+                &[
+                    ("text", "string", "the text"),
+                    INDEX,
+                    ("clear", "boolean", "clear the field first (default true)"),
+                    ("enter", "boolean", "press Enter after"),
+                ],
+                &["text"],
+            ),
+        ),
+        (
+            "scroll",
+            "Scroll content: direction down reveals what is below. index scrolls that element instead of the main list.",
+            schema(&[("direction", "string", "up, down, left or right"), INDEX], &["direction"]),
+        ),
+        (
+            "press_key",
+            "Press a key: back, home, enter, app_switch, delete, …",
+            schema(&[("key", "string", "the key's name")], &["key"]),
+        ),
+        (
+            "open_app",
+            "Open an app by id or name.",
+            schema(&[("app", "string", "app id or name, e.g. contacts")], &["app"]),
+        ),
+        (
+            "wait",
+            "Let time pass on the phone (seconds, default a moment).",
+            schema(&[("seconds", "integer", "how long")], &[]),
+        ),
+        (
+            "task_tools",
+            "The MCP tools the task itself offers (MCP tasks), with their schemas.",
+            schema(&[], &[]),
+        ),
+        (
+            "call_task_tool",
+            "Call one of the task's own MCP tools (see task_tools).",
+            schema(
+                &[("tool", "string", "the tool's name"), ("arguments", "object", "its arguments")],
+                &["tool"],
+            ),
+        ),
+        (
+            "finish",
+            "End the episode: with `answer` for questions, infeasible=true when the task cannot be done. Returns the verdict.",
+            schema(
+                &[
+                    ("answer", "string", "the answer, for retrieval tasks"),
+                    ("infeasible", "boolean", "the task cannot be done"),
+                ],
+                &[],
+            ),
+        ),
+        (
+            "get_verdict",
+            "The verdict of the finished episode: success, completion share (ACP) and each criterion.",
+            schema(&[], &[]),
+        ),
+    ]
+}
+
+fn text_result(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+fn tool_error(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+fn format_of(args: &Map<String, Value>) -> Result<Option<ObservationFormat>, String> {
+    match args.get("format").and_then(Value::as_str) {
+        None => Ok(None),
+        Some(name) => name.parse::<ObservationFormat>().map(Some).map_err(|e| e.to_string()),
+    }
+}
+
+fn target_of(args: &Map<String, Value>) -> Result<Option<Target>, String> {
+    let int = |k: &str| args.get(k).and_then(Value::as_i64);
+    match (int("index"), int("x"), int("y")) {
+        (Some(i), None, None) => u32::try_from(i)
+            .map(|i| Some(Target::Index(i)))
+            .map_err(|_| "`index` is out of range".to_string()),
+        (None, Some(x), Some(y)) => match (i32::try_from(x), i32::try_from(y)) {
+            (Ok(x), Ok(y)) => Ok(Some(Target::Point(Point { x, y }))),
+            _ => Err("`x` and `y` are out of range".into()),
+        },
+        (None, None, None) => Ok(None),
+        _ => Err("give either `index`, or both `x` and `y`".into()),
+    }
+}
+
+fn verdict_json(task: &TaskInstance, verdict: &Verdict) -> Value {
+    json!({
+        "task_id": task.task_id,
+        "instance": task.instance,
+        "success": verdict.success,
+        "acp": verdict.acp,
+        "criteria": verdict.criteria.iter().map(|c| json!({ "label": c.label, "passed": c.passed, "detail": c.detail })).collect::<Vec<_>>(),
+    })
+}
+
+impl PhoneServer {
+    /// A phone serving `config`'s suite.
+    pub fn new(config: PhoneServerConfig) -> PhoneServer {
+        PhoneServer { config, state: Arc::new(Mutex::new(State::default())) }
+    }
+
+    /// Runs one tool call. `Err` is an MCP protocol error (unknown tool, bad arguments).
+    pub async fn call(&self, name: &str, args: &Map<String, Value>) -> Result<CallToolResult, ErrorData> {
+        let defs = tool_defs();
+        let Some((_, _, schema)) = defs.iter().find(|d| d.0 == name) else {
+            return Err(ErrorData::invalid_params(format!("no tool `{name}`"), None));
+        };
+        check_arguments(schema, args).map_err(|e| ErrorData::invalid_params(format!("{name}: {e}"), None))?;
+        let mut state = self.state.lock().await;
+        Ok(match name {
+            "list_tasks" => {
+                let pattern = args.get("pattern").and_then(Value::as_str);
+                let tasks: Vec<Value> = self
+                    .config
+                    .suite
+                    .select(pattern)
+                    .iter()
+                    .map(|t| json!({ "id": t.id, "category": t.category.name(), "apps": t.apps }))
+                    .collect();
+                text_result(
+                    serde_json::to_string_pretty(
+                        &json!({ "suite": self.config.suite.manifest.name, "tasks": tasks }),
+                    )
+                    .unwrap_or_default(),
+                )
+            }
+            "start_task" => self.start_task(&mut state, args).await,
+            "task_tools" => match &state.tools {
+                Some(s) => text_result(serde_json::to_string_pretty(s.tools()).unwrap_or_default()),
+                None => text_result("[]"),
+            },
+            "call_task_tool" => {
+                let tool = args.get("tool").and_then(Value::as_str).unwrap_or_default().to_string();
+                let arguments = args.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default();
+                self.act(&mut state, Action::McpCall { tool, arguments }).await
+            }
+            "get_verdict" => match (&state.task, &state.verdict) {
+                (Some(task), Some(v)) => {
+                    text_result(serde_json::to_string_pretty(&verdict_json(task, v)).unwrap_or_default())
+                }
+                (Some(_), None) => tool_error("the episode is still running: `finish` ends it"),
+                _ => tool_error("no episode: `start_task` starts one"),
+            },
+            _ => {
+                let max_steps = state.task.as_ref().map_or(0, |t| t.max_steps);
+                let Some(episode) = state.episode.as_mut() else {
+                    return Ok(match &state.verdict {
+                        Some(_) => tool_error(
+                            "the episode is over: `get_verdict` reads the verdict, `start_task` starts another",
+                        ),
+                        None => tool_error("no episode: `start_task` starts one (`list_tasks` lists them)"),
+                    });
+                };
+                match name {
+                    "get_goal" => text_result(format!(
+                        "{}\n(step {} of {})",
+                        episode.goal(),
+                        episode.steps_taken(),
+                        max_steps
+                    )),
+                    // The episode's own observation: its indexes are the ones actions resolve.
+                    "observe" => text_result(episode.observation().text.clone()),
+                    "screenshot" => {
+                        let som = args.get("som").and_then(Value::as_bool).unwrap_or(false);
+                        match screenshot(episode, som) {
+                            Ok(png) => CallToolResult::success(vec![ContentBlock::image(
+                                base64::engine::general_purpose::STANDARD.encode(png),
+                                "image/png",
+                            )]),
+                            Err(e) => tool_error(format!("screenshot: {e}")),
+                        }
+                    }
+                    _ => {
+                        let action = match action_of(name, args) {
+                            Ok(a) => a,
+                            Err(e) => return Err(ErrorData::invalid_params(format!("{name}: {e}"), None)),
+                        };
+                        self.act(&mut state, action).await
+                    }
+                }
+            }
+        })
+    }
+
+    async fn start_task(&self, state: &mut State, args: &Map<String, Value>) -> CallToolResult {
+        let id = args.get("task_id").and_then(Value::as_str).unwrap_or_default();
+        let Some(spec) = self.config.suite.tasks.iter().find(|t| t.id == id) else {
+            return tool_error(format!("no task `{id}` (`list_tasks` lists them)"));
+        };
+        let instance =
+            args.get("instance").and_then(Value::as_u64).unwrap_or(0).min(u64::from(u32::MAX)) as u32;
+        let seed = args.get("seed").and_then(Value::as_u64).unwrap_or(self.config.suite.manifest.seed);
+        let format = match format_of(args) {
+            Ok(f) => f.unwrap_or(ObservationFormat::SphinxTree),
+            Err(e) => return tool_error(e),
+        };
+        let task = match phonebench_runner::instantiate(&self.config.catalog, spec, seed, instance) {
+            Ok(t) => t,
+            Err(e) => return tool_error(format!("task `{id}`: {e}")),
+        };
+        if let Some(old) = state.tools.take() {
+            old.close().await;
+        }
+        let tools = if task.mcp_servers.is_empty() {
+            None
+        } else {
+            match McpSession::connect(&task.mcp_servers, &task.mcp_tools, &self.config.mcp).await {
+                Ok(s) => Some(s),
+                Err(e) => return tool_error(format!("the task's MCP servers: {e}")),
+            }
+        };
+        let options = EpisodeOptions { format, ..EpisodeOptions::default() };
+        let episode = match Episode::start(&self.config.catalog, &task, options) {
+            Ok(e) => e,
+            Err(e) => return tool_error(format!("starting `{id}`: {e}")),
+        };
+        let text = format!(
+            "Task {} (instance {instance}), at most {} steps.\nGoal: {}\n{}\n\n{}",
+            task.task_id,
+            task.max_steps,
+            task.goal,
+            match &tools {
+                Some(s) =>
+                    format!("The task offers {} MCP tools (task_tools, call_task_tool).", s.tools().len()),
+                None => String::new(),
+            },
+            episode.observation().text
+        );
+        *state = State { episode: Some(episode), task: Some(task), tools, verdict: None };
+        text_result(text)
+    }
+
+    /// One action on the episode; when it ends the episode, the verdict is computed and returned.
+    async fn act(&self, state: &mut State, action: Action) -> CallToolResult {
+        let mut mcp_reply = None;
+        if let (Action::McpCall { tool, arguments }, Some(session)) = (&action, state.tools.as_mut()) {
+            {
+                let o = session.call(tool, arguments).await;
+                mcp_reply = Some(McpReply {
+                    text: o.text,
+                    is_error: o.is_error,
+                    truncated: o.truncated,
+                    failure: o.failure,
+                    latency_ms: u64::try_from(o.latency.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+        }
+        let Some(episode) = state.episode.as_mut() else { return tool_error("no episode") };
+        let raw = serde_json::to_string(&action).unwrap_or_default();
+        let feedback = match episode.step_turn(TurnInput { mcp_reply, ..TurnInput::new(raw, Ok(action)) }) {
+            Ok(f) => f,
+            Err(e) => return tool_error(format!("the phone failed: {e}")),
+        };
+        let mut text = feedback.message.map(|m| format!("{m}\n\n")).unwrap_or_default();
+        if !feedback.done {
+            text.push_str(&episode.observation().text);
+            return text_result(text);
+        }
+        let (Some(episode), Some(task)) = (state.episode.take(), state.task.as_ref()) else {
+            return tool_error("no episode");
+        };
+        if let Some(tools) = state.tools.take() {
+            tools.close().await;
+        }
+        match episode.finish() {
+            Ok(trajectory) => {
+                let ctx = EvalContext { semantics: Semantics::AnyMatch, sql_params: task.sql_params.clone() };
+                let verdict = evaluate(&task.criteria, &trajectory, &ctx);
+                text.push_str("The episode is over.\n");
+                text.push_str(
+                    &serde_json::to_string_pretty(&verdict_json(task, &verdict)).unwrap_or_default(),
+                );
+                state.verdict = Some(verdict);
+                text_result(text)
+            }
+            Err(e) => tool_error(format!("the phone failed: {e}")),
+        }
+    }
+}
+
+/// The action a device tool asks for.
+fn action_of(name: &str, args: &Map<String, Value>) -> Result<Action, String> {
+    let target = target_of(args)?;
+    let need = |t: Option<Target>| t.ok_or_else(|| "give `index`, or `x` and `y`".to_string());
+    Ok(match name {
+        "tap" => Action::Tap { target: need(target)? },
+        "long_press" => Action::LongPress { target: need(target)? },
+        "type_text" => Action::Type {
+            text: args.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
+            target,
+            clear: args.get("clear").and_then(Value::as_bool).unwrap_or(true),
+            enter: args.get("enter").and_then(Value::as_bool).unwrap_or(false),
+        },
+        "scroll" => {
+            let direction = match args.get("direction").and_then(Value::as_str).unwrap_or_default() {
+                "up" => Direction::Up,
+                "down" => Direction::Down,
+                "left" => Direction::Left,
+                "right" => Direction::Right,
+                other => return Err(format!("`{other}` is not a direction (up, down, left, right)")),
+            };
+            Action::Scroll { direction, target }
+        }
+        "press_key" => {
+            Action::Key { key: Key::parse(args.get("key").and_then(Value::as_str).unwrap_or_default())? }
+        }
+        "open_app" => {
+            Action::OpenApp { app: args.get("app").and_then(Value::as_str).unwrap_or_default().to_string() }
+        }
+        "wait" => Action::Wait {
+            ms: args.get("seconds").and_then(Value::as_u64).map(|s| s.min(86_400).saturating_mul(1000)),
+        },
+        "finish" => match args.get("answer").and_then(Value::as_str) {
+            Some(answer) => Action::Answer { text: answer.to_string() },
+            None if args.get("infeasible").and_then(Value::as_bool) == Some(true) => {
+                Action::Finish { status: FinishStatus::Infeasible }
+            }
+            None => Action::Finish { status: FinishStatus::Complete },
+        },
+        other => return Err(format!("no tool `{other}`")),
+    })
+}
+
+fn screenshot(episode: &mut Episode, som: bool) -> Result<Vec<u8>, String> {
+    let image = episode.screen_image().map_err(|e| e.to_string())?;
+    if !som {
+        return image.png().map(|p| p.to_vec()).map_err(|e| e.to_string());
+    }
+    let mut pixmap = image.pixmap().map_err(|e| e.to_string())?.clone();
+    let tree = episode.tree().clone();
+    let observation = phonebench_observe::render(&tree, ObservationFormat::AndroidWorld);
+    phonebench_pixels::draw_marks(
+        &mut pixmap,
+        &tree,
+        &observation.targets,
+        phonebench_pixels::SomStyle::AndroidWorld,
+    );
+    phonebench_pixels::encode_png(&pixmap).map_err(|e| e.to_string())
+}
+
+impl ServerHandler for PhoneServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("phonebench-phone", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "A simulated Android phone. list_tasks, then start_task to begin an episode; observe (or \
+                 screenshot) shows the screen with element indexes; tap / type_text / scroll / press_key / \
+                 open_app act; finish ends the episode (with `answer` for questions) and returns the verdict.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = tool_defs()
+            .into_iter()
+            .map(|(name, description, schema)| {
+                Tool::new(name, description, Arc::new(schema.as_object().cloned().unwrap_or_default()))
+            })
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let empty = Map::new();
+        let args = request.arguments.as_ref().unwrap_or(&empty);
+        self.call(&request.name, args).await.map(Into::into)
+    }
+}
