@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use phonebench_env::{EpisodeOptions, FormatErrorPolicy};
 use phonebench_phone::Catalog;
-use phonebench_runner::{Limits, RunOptions, ValidationCache, metrics, run_suite, validate_task};
+use phonebench_runner::{Limits, RunOptions, ValidationCache, metrics, run_suite, validate_task_with};
 use phonebench_tasks::{Fnv, Suite};
 
 use crate::FormatArg;
@@ -34,6 +34,8 @@ pub struct ValidateArgs {
     /// Suite seed (default: the suite's).
     #[arg(long)]
     seed: Option<u64>,
+    #[command(flatten)]
+    mcp: McpArgs,
 }
 
 /// `phonebench run`.
@@ -222,12 +224,13 @@ pub fn validate(args: &ValidateArgs) -> Result<bool> {
     if tasks.is_empty() {
         bail!("no task matches `{}`", args.tasks.as_deref().unwrap_or("*"));
     }
+    let mcp = std::sync::Arc::new(args.mcp.config()?);
     let rt = runtime()?;
     let results = rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for (i, task) in tasks.iter().enumerate() {
-            let (catalog, task) = (catalog.clone(), (*task).clone());
-            set.spawn(async move { (i, validate_task(&catalog, &task, seed).await) });
+            let (catalog, task, mcp) = (catalog.clone(), (*task).clone(), mcp.clone());
+            set.spawn(async move { (i, validate_task_with(&catalog, &task, seed, &mcp).await) });
         }
         let mut out = Vec::new();
         while let Some(r) = set.join_next().await {

@@ -138,3 +138,105 @@ fn serving_beyond_loopback_needs_a_token_and_checks_it() {
     assert!(post(Some("s3cret")).contains("200"), "right token: {}", post(Some("s3cret")));
     let _ = server.kill();
 }
+
+/// A suite whose task names a server that only the run's `--mcp-config` defines: the reference
+/// server over stdio. `validate` and `run` reach it, the reference passes, the summary and the
+/// report show the MCP figures.
+#[test]
+fn a_run_configuration_names_servers_beyond_the_built_in_ones() {
+    let dir = std::env::temp_dir().join(format!("phonebench-mcp-config-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("suite/tasks")).unwrap();
+    std::fs::write(dir.join("suite/suite.toml"), "name = \"mcp-config\"\n").unwrap();
+    std::fs::write(
+        dir.join("suite/tasks/echo.toml"),
+        r#"id = "echo.then_contacts"
+category = "mcp"
+goal = "Echo the word {{ w }} with the echo tool, then open Contacts."
+apps = ["contacts"]
+mcp_servers = ["everything"]
+mcp_tools = ["everything_echo"]
+reference = ['mcp everything_echo {"message": "{{ w }}"}', 'open contacts']
+
+[params.w]
+pool = ["tangerine", "marmalade"]
+
+[[criteria]]
+mcp = { tool = "everything_echo", result = { contains = "{{ w }}" }, ok = true }
+
+[[criteria]]
+screen = { app = "contacts" }
+"#,
+    )
+    .unwrap();
+    let entry = npm_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    std::fs::write(
+        dir.join("mcp.toml"),
+        format!(
+            "call_timeout_s = 20\n[servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+            entry.display().to_string()
+        ),
+    )
+    .unwrap();
+    let phonebench = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_phonebench"))
+            .args(args)
+            .env("PHONEBENCH_CACHE", dir.join("cache"))
+            .current_dir(repo())
+            .output()
+            .expect("runs");
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        (output.status.success(), text)
+    };
+    let suite = dir.join("suite").display().to_string();
+    let config = dir.join("mcp.toml").display().to_string();
+    // Without the configuration the server is unknown, and validation says so.
+    let (ok, text) = phonebench(&["validate", "--suite", &suite]);
+    assert!(!ok && text.contains("no MCP server `everything`"), "{text}");
+    let (ok, text) = phonebench(&["validate", "--suite", &suite, "--mcp-config", &config]);
+    assert!(ok, "{text}");
+    let out = dir.join("out").display().to_string();
+    let (ok, text) = phonebench(&[
+        "run",
+        "--suite",
+        &suite,
+        "--mcp-config",
+        &config,
+        "--instances",
+        "2",
+        "--quiet",
+        "--out",
+        &out,
+    ]);
+    assert!(ok, "{text}");
+    assert!(text.contains("MCP-err"), "the summary has the MCP figures: {text}");
+    let episodes = std::fs::read_to_string(dir.join("out/episodes.jsonl")).unwrap();
+    for line in episodes.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!((e["success"].as_bool(), e["mcp_calls"].as_u64()), (Some(true), Some(1)), "{line}");
+    }
+    let index = std::fs::read_to_string(dir.join("out/report/index.html")).unwrap();
+    assert!(index.contains("MCP call errors") && index.contains(">MCP errors<"), "the report has them too");
+    let page = std::fs::read_dir(dir.join("out/report/episodes")).unwrap().next().unwrap().unwrap().path();
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(page.contains("everything_echo"), "the episode page shows the call");
+    // Resuming with another configuration is refused: it shapes the episodes.
+    std::fs::write(dir.join("other.toml"), "call_timeout_s = 5\n").unwrap();
+    let other = dir.join("other.toml").display().to_string();
+    let (ok, text) = phonebench(&[
+        "run",
+        "--suite",
+        &suite,
+        "--mcp-config",
+        &other,
+        "--instances",
+        "2",
+        "--quiet",
+        "--resume",
+        "--out",
+        &out,
+    ]);
+    assert!(!ok && text.contains("mcp"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

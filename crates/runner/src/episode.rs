@@ -161,7 +161,7 @@ pub struct Finished {
     pub last_screen: Option<ScreenImage>,
 }
 
-/// Runs `agent` on `task` to the end and evaluates the trajectory.
+/// Runs `agent` on `task` to the end and evaluates the trajectory (the built-in MCP servers).
 pub async fn run_episode(
     catalog: &Catalog,
     task: &TaskInstance,
@@ -169,8 +169,21 @@ pub async fn run_episode(
     options: EpisodeOptions,
     limits: Limits,
 ) -> Result<Finished, EnvError> {
+    run_episode_with(catalog, task, agent, options, limits, &Arc::default()).await
+}
+
+/// [`run_episode`] with the run's MCP configuration.
+pub async fn run_episode_with(
+    catalog: &Catalog,
+    task: &TaskInstance,
+    agent: &mut dyn Agent,
+    options: EpisodeOptions,
+    limits: Limits,
+    mcp: &Arc<McpConfig>,
+) -> Result<Finished, EnvError> {
     let mut budget = Budget::new(limits.timeout);
-    run_trial(catalog, task, agent, options, limits, &Extras::default(), 0, &mut budget).await
+    let extras = Extras { mcp: mcp.clone(), ..Extras::default() };
+    run_trial(catalog, task, agent, options, limits, &extras, 0, &mut budget).await
 }
 
 /// One trial: a fresh phone, agent turns until the episode ends, the verdicts.
@@ -459,8 +472,18 @@ pub async fn reference_run(
     task: &TaskInstance,
     options: EpisodeOptions,
 ) -> Result<(u32, Finished), String> {
+    reference_run_with(catalog, task, options, &Arc::default()).await
+}
+
+/// [`reference_run`] with the run's MCP configuration.
+pub async fn reference_run_with(
+    catalog: &Catalog,
+    task: &TaskInstance,
+    options: EpisodeOptions,
+    mcp: &Arc<McpConfig>,
+) -> Result<(u32, Finished), String> {
     let mut agent = ReferenceAgent::new(task.reference.clone());
-    let finished = run_episode(catalog, task, &mut agent, options, Limits::default())
+    let finished = run_episode_with(catalog, task, &mut agent, options, Limits::default(), mcp)
         .await
         .map_err(|e| e.to_string())?;
     if let Some(why) = &agent.failure {

@@ -16,13 +16,13 @@ use phonebench_tasks::{Suite, TaskInstance};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::episode::{AgentRun, Extras, Limits, ScreenshotSink, reference_run, run_agent};
+use crate::episode::{AgentRun, Extras, Limits, ScreenshotSink, reference_run_with, run_agent};
 use crate::fingerprint::{binary_identity, dir_hash, file_hash};
 use crate::record::{Outcome, blank_result, episode_key, safe_name, to_results};
 use crate::results::{
     Accounting, EpisodeResult, JudgeResult, ResultsDb, ResultsError, ResultsLock, RunConfig, StepResult,
 };
-use crate::validate::{ValidationCache, instantiate, validate_task};
+use crate::validate::{ValidationCache, instantiate, validate_task_with};
 
 /// The folder (inside a results folder) that holds saved screenshots, one subfolder per episode.
 pub const SCREENSHOTS_DIR: &str = "screenshots";
@@ -292,9 +292,9 @@ pub async fn run_suite(
             continue;
         }
         let (catalog, task, seed) = (catalog.clone(), (*task).clone(), options.seed);
-        let cache = options.validation_cache.clone();
+        let (cache, mcp) = (options.validation_cache.clone(), options.mcp.clone());
         checks.spawn(async move {
-            let v = validate_task(&catalog, &task, seed).await;
+            let v = validate_task_with(&catalog, &task, seed, &mcp).await;
             if let Some(cache) = cache.filter(|_| v.ok()) {
                 cache.remember(&task, seed);
             }
@@ -456,10 +456,11 @@ async fn run_instance(
         };
         (episode, Vec::new(), Accounting::default())
     };
-    let (reference_steps, reference) = match reference_run(catalog, inst, options.episode).await {
-        Ok(r) => r,
-        Err(e) => return infrastructure(format!("the reference solution did not run: {e}")),
-    };
+    let (reference_steps, reference) =
+        match reference_run_with(catalog, inst, options.episode, &options.mcp).await {
+            Ok(r) => r,
+            Err(e) => return infrastructure(format!("the reference solution did not run: {e}")),
+        };
     let mut agent = options.agent.build(inst);
     let reuse_reference = options.agent.is(AgentKind::Reference)
         && options.limits.max_steps.is_none()

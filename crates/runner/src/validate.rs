@@ -3,13 +3,16 @@
 //! no progress (ACP 0: what holds when nothing happens must be a guard), and random play fails.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use phonebench_agents::{NoopAgent, RandomAgent};
 use phonebench_env::{DatabasePair, EpisodeOptions, Trajectory};
 use phonebench_phone::{Catalog, Phone, PhoneConfig};
 use phonebench_tasks::{Fnv, LoadError, TaskInstance, TaskSpec, check_against_catalog};
 
-use crate::episode::{Finished, Limits, reference_run, run_episode};
+use phonebench_mcp::McpConfig;
+
+use crate::episode::{Finished, Limits, reference_run_with, run_episode_with};
 
 /// Steps the random agent gets when validating.
 pub const RANDOM_STEPS: u32 = 100;
@@ -111,8 +114,18 @@ fn failed_criteria(f: &Finished) -> String {
     failed.join("; ")
 }
 
-/// Validates one task against the installed apps.
+/// Validates one task against the installed apps (MCP tasks with the built-in servers).
 pub async fn validate_task(catalog: &Catalog, task: &TaskSpec, suite_seed: u64) -> TaskValidation {
+    validate_task_with(catalog, task, suite_seed, &Arc::default()).await
+}
+
+/// [`validate_task`] with a run's MCP configuration (servers beyond the built-in ones).
+pub async fn validate_task_with(
+    catalog: &Catalog,
+    task: &TaskSpec,
+    suite_seed: u64,
+    mcp: &Arc<McpConfig>,
+) -> TaskValidation {
     let mut v = TaskValidation { task_id: task.id.clone(), problems: Vec::new(), reference_steps: None };
     let file = task.file.display().to_string();
     if let Err(e) = check_against_catalog(task, catalog) {
@@ -136,9 +149,23 @@ pub async fn validate_task(catalog: &Catalog, task: &TaskSpec, suite_seed: u64) 
                 return v;
             }
         }
-        match reference_run(catalog, &inst, options).await {
+        match reference_run_with(catalog, &inst, options, mcp).await {
             Err(why) => {
                 v.problems.push(format!("{file}: instance {instance}: the reference does not run: {why}"));
+                return v;
+            }
+            Ok((_, finished))
+                if matches!(
+                    finished.trajectory.end,
+                    Some(phonebench_env::EpisodeEnd::Infrastructure { .. })
+                ) =>
+            {
+                let why = match &finished.trajectory.end {
+                    Some(phonebench_env::EpisodeEnd::Infrastructure { message }) => message.as_str(),
+                    _ => "",
+                };
+                v.problems
+                    .push(format!("{file}: instance {instance}: the reference episode could not run: {why}"));
                 return v;
             }
             Ok((steps, finished)) => {
@@ -165,7 +192,7 @@ pub async fn validate_task(catalog: &Catalog, task: &TaskSpec, suite_seed: u64) 
     // Doing nothing is checked on every instance the reference was: parameters drawn differently
     // can make a criterion hold untouched on one instance and not another.
     for (instance, inst) in &instances {
-        match run_episode(catalog, inst, &mut NoopAgent, options, Limits::default()).await {
+        match run_episode_with(catalog, inst, &mut NoopAgent, options, Limits::default(), mcp).await {
             Ok(f) if f.verdict.success => {
                 v.problems.push(format!(
                     "{file}: instance {instance}: doing nothing passes: the criteria hold in the initial state"
@@ -199,7 +226,7 @@ pub async fn validate_task(catalog: &Catalog, task: &TaskSpec, suite_seed: u64) 
         let Some((instance, inst)) = instances.get(k % instances.len().max(1)) else { break };
         let mut agent = RandomAgent::new(seed);
         let limits = Limits { max_steps: Some(RANDOM_STEPS), ..Limits::default() };
-        match run_episode(catalog, inst, &mut agent, options, limits).await {
+        match run_episode_with(catalog, inst, &mut agent, options, limits, mcp).await {
             Ok(f) if f.verdict.success => v.problems.push(format!(
                 "{file}: instance {instance}: random play (seed {seed}, {RANDOM_STEPS} steps) passes: the criteria \
                  are too easy to hit"

@@ -679,3 +679,62 @@ async fn waiting_for_the_model_is_not_the_agents_time_and_a_hung_server_is_infra
     assert_eq!((summary.overall.scored, summary.overall.infrastructure), (0, 1));
     drop(hung);
 }
+
+/// A coordinate model on an MCP task: the task's tools are in its prompt (and, with
+/// `mcp_as_openai_tools`, in the request's `tools`), its `<tool_call>` to an MCP tool is routed
+/// to the built-in finance server, and the next prompt carries the result.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_coordinate_agent_calls_an_mcp_tool_and_reads_the_result() {
+    let server = MockServer::start(|req: &Value| {
+        let all = all_text(req);
+        if all.contains("Tool call result: <tool_response>") {
+            return MockReply::text(
+                "Thought: converted\nAction: \"Done.\"\n<tool_call>\n{\"name\": \"mobile_use\", \"arguments\": {\"action\": \"terminate\", \"status\": \"success\"}}\n</tool_call>",
+            );
+        }
+        // "… paid 120 EUR for our share. Use the finance tool to convert it to USD at …"
+        let paid: Vec<&str> = all.split("paid ").nth(1).unwrap_or_default().split_whitespace().take(2).collect();
+        let to: String = all.split("convert it to ").nth(1).unwrap_or_default().chars().take(3).collect();
+        let [amount, from] = paid[..] else {
+            return MockReply::Status { code: 500, body: format!("no amount in {all}"), retry_after: None };
+        };
+        MockReply::text(format!(
+            "Thought: convert first\nAction: \"Convert.\"\n<tool_call>\n{{\"name\": \"finance_convert\", \"arguments\": {{\"amount\": {amount}, \"from\": \"{from}\", \"to\": \"{to}\"}}}}\n</tool_call>"
+        ))
+    })
+    .await
+    .expect("mock starts");
+    let out = tmp("coords-mcp");
+    let agent = spec("coords", &["convention=qwen3-vl", "mcp_as_openai_tools=true"], &server.base_url());
+    let opts = options(agent, "mcp.convert_and_text", &out);
+    let outcome = tokio::task::spawn_blocking(move || run(&opts)).await.unwrap();
+    let e = the_episode(&outcome);
+    assert_eq!((e.mcp_calls, e.mcp_errors), (1, 0), "{e:?}");
+    assert_eq!(e.acp, 0.5, "the lookup criterion holds, the message was never sent");
+    let steps = steps(&out, &e.key);
+    let call = steps[0].mcp.as_ref().expect("step 0 called a tool");
+    assert_eq!(call.tool, "finance_convert");
+    assert!(call.result.contains("\"result\":") && !call.is_error, "{call:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let system = system_text(&requests[0]);
+    assert!(
+        system.contains("\"name\": \"finance_convert\"") && system.contains("fixed reference rates"),
+        "{system}"
+    );
+    let tools: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert_eq!(tools, ["finance_quote", "finance_search_symbols", "finance_convert", "finance_rates"]);
+    // The result goes back in the step sentence; upstream's template drops newlines and quotes.
+    let echoed = call.result.replace(['\n', '"'], "");
+    let second = all_text(&requests[1]);
+    assert!(
+        second.contains(&format!("Tool call result: <tool_response>{echoed}</tool_response>")),
+        "{second}"
+    );
+    server.stop().await;
+}

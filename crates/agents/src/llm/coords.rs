@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use phonebench_actions::Action;
 use phonebench_actions::coords::{CoordConvention, CoordSpace, CoordSyntax, parse_coord_action};
-use phonebench_model::{Message, Part, Role};
+use phonebench_model::{ChatRequest, Message, Part, Role};
 use serde_json::json;
 
 use super::{ConfigError, ModelAgentSpec, ModelHandle, Templates, screen_size, screenshot_url};
@@ -43,6 +43,9 @@ pub struct CoordsAgent {
     family: Family,
     history_images: usize,
     language: String,
+    /// Also send the task's MCP tools as OpenAI function tools (`tools` in the request), for
+    /// servers whose tool-call parser needs them; the prompt lists them either way.
+    mcp_as_openai_tools: bool,
     /// Per earlier step: the action sentence (mobile_use) with results appended.
     conclusions: Vec<String>,
     /// Per earlier step: the raw reply and the screenshot it answered (UI-TARS).
@@ -79,6 +82,7 @@ impl CoordsAgent {
             family,
             history_images: config.option_usize("history_images")?.unwrap_or(5).max(1),
             language: config.option_str("language")?.unwrap_or("English").to_string(),
+            mcp_as_openai_tools: config.option_bool("mcp_as_openai_tools")?.unwrap_or(false),
             conclusions: Vec::new(),
             replies: Vec::new(),
         })
@@ -165,7 +169,14 @@ impl CoordsAgent {
             Family::MobileUse999 | Family::MobileUseSized => self.mobile_use_messages(input, shot.clone())?,
             Family::UiTars | Family::Doubao => self.ui_tars_messages(input, shot.clone())?,
         };
-        let (response, record) = self.model.call("action", messages).await?;
+        let (response, record) = if self.mcp_as_openai_tools && !input.mcp_tools.is_empty() {
+            let mut request = ChatRequest::new(messages, self.model.sampling.clone());
+            request.extra = self.model.extra.clone();
+            request.tools = input.mcp_tools.iter().map(openai_function).collect();
+            self.model.send("action", request).await?
+        } else {
+            self.model.call("action", messages).await?
+        };
         let calls = vec![record];
         let text = response.text();
         let (width, height) = screen_size(input);
@@ -203,6 +214,14 @@ impl Agent for CoordsAgent {
     fn act<'a>(&'a mut self, input: &'a AgentInput) -> BoxFuture<'a, Result<AgentOutput, AgentError>> {
         Box::pin(self.turn(input))
     }
+}
+
+/// An MCP tool as an OpenAI function tool.
+pub fn openai_function(tool: &phonebench_actions::McpTool) -> serde_json::Value {
+    json!({
+        "type": "function",
+        "function": { "name": tool.name, "description": tool.description, "parameters": tool.input_schema },
+    })
 }
 
 #[cfg(test)]
