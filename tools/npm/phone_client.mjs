@@ -63,7 +63,7 @@ const shot = await call("screenshot", { som: true });
 report.screenshot = shot.content.map((c) => `${c.type}:${c.mimeType ?? ""}:${(c.data ?? "").length > 1000}`);
 
 const finished = text(await call("finish"));
-report.finished_says_over = finished.includes("The episode is over.");
+report.finished_says_over = finished.includes("The episode is over (finished).");
 const verdict = JSON.parse(text(await call("get_verdict")));
 report.success = verdict.success;
 report.acp = verdict.acp;

@@ -150,6 +150,10 @@ pub struct McpServerArgs {
     /// for any address other than loopback.
     #[arg(long)]
     token_env: Option<String>,
+    /// Most phones alive at once over HTTP (one per MCP session; a session idle for 5 minutes
+    /// ends and frees its place).
+    #[arg(long, default_value_t = 64)]
+    max_sessions: usize,
     #[command(flatten)]
     mcp: McpArgs,
 }
@@ -176,7 +180,15 @@ pub fn serve_phone(args: McpServerArgs) -> Result<()> {
         Some(addr) => rt.block_on(async {
             let (listener, token) = bind(&addr, args.token_env.as_deref()).await?;
             eprintln!("serving the phone over MCP at http://{}/mcp", listener.local_addr()?);
-            let factory = move || Ok(phonebench_serve::PhoneServer::new(config.clone()));
+            let sessions = phonebench_serve::SessionLimit::new(args.max_sessions.max(1));
+            let factory = move || {
+                phonebench_serve::PhoneServer::with_ticket(config.clone(), &sessions).ok_or_else(|| {
+                    std::io::Error::other(format!(
+                        "{} sessions are open, the most allowed (--max-sessions)",
+                        sessions.live()
+                    ))
+                })
+            };
             phonebench_mcp::serve::serve_http(factory, listener, token).await?;
             Ok::<_, anyhow::Error>(())
         })?,

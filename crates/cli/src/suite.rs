@@ -181,9 +181,14 @@ fn load(args: &SuiteArgs) -> Result<(Suite, Catalog)> {
 /// The validation cache: `$PHONEBENCH_CACHE`, else `$XDG_CACHE_HOME/phonebench`, else
 /// `~/.cache/phonebench`; salted with every app package file and this executable, so a change to
 /// either validates again. `None` when no cache folder can be named.
-fn validation_cache(args: &SuiteArgs) -> Option<ValidationCache> {
+fn validation_cache(args: &SuiteArgs, mcp: &phonebench_mcp::McpConfig) -> Option<ValidationCache> {
     let base = crate::models::cache_base()?;
     let mut h = Fnv::default();
+    // MCP tasks validate against the servers the configuration names (another weather seed,
+    // another server behind a name): a task valid under one is not known valid under another.
+    if *mcp != phonebench_mcp::McpConfig::default() {
+        h.eat(mcp.fingerprint().as_bytes());
+    }
     let exe = std::env::current_exe().ok()?;
     let meta = std::fs::metadata(&exe).ok()?;
     h.eat(&meta.len().to_le_bytes());
@@ -269,6 +274,7 @@ pub fn run(args: &RunArgs) -> Result<bool> {
     let concurrency = args
         .concurrency
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let mcp = args.mcp.config()?;
     let options = RunOptions {
         suite_name,
         tasks: args.tasks.clone(),
@@ -295,12 +301,12 @@ pub fn run(args: &RunArgs) -> Result<bool> {
             display: args.size.parse().map_err(|e: String| anyhow::anyhow!("--size: {e}"))?,
         },
         progress: !args.quiet,
-        validation_cache: if args.revalidate { None } else { validation_cache(&args.suite) },
+        validation_cache: if args.revalidate { None } else { validation_cache(&args.suite, &mcp) },
         judge: setup.judge,
         user: setup.user,
         save_screenshots: args.save_screenshots,
         stop_after_infrastructure: args.stop_after_infra,
-        mcp: std::sync::Arc::new(args.mcp.config()?),
+        mcp: std::sync::Arc::new(mcp.clone()),
     };
     let rt = runtime()?;
     // `outcome.lock` keeps the results folder ours until this function returns: the report is

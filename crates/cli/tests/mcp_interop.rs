@@ -240,3 +240,30 @@ screen = { app = "contacts" }
     assert!(!ok && text.contains("mcp"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An `initialize` POST to `port`; the status line of the answer.
+fn initialize(port: u16) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    answer.lines().next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn http_sessions_beyond_the_limit_are_refused() {
+    let (mut server, url, line) = http_server(&["127.0.0.1:0", "--max-sessions", "2"], &[]);
+    let url = url.unwrap_or_else(|| panic!("no URL in {line:?}"));
+    let port: u16 = url.trim_end_matches("/mcp").rsplit(':').next().unwrap().parse().unwrap();
+    assert!(initialize(port).contains("200"));
+    assert!(initialize(port).contains("200"));
+    assert!(initialize(port).contains("500"), "a third phone is refused");
+    let _ = server.kill();
+}

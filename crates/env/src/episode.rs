@@ -198,6 +198,11 @@ impl Episode {
         &self.task.goal
     }
 
+    /// The options the episode was started with.
+    pub fn options(&self) -> &EpisodeOptions {
+        &self.options
+    }
+
     /// The current observation (in the configured format).
     pub fn observation(&self) -> &Observation {
         &self.observation

@@ -45,6 +45,7 @@ pub enum McpError {
 /// How to reach one server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged, deny_unknown_fields)]
+#[serde(try_from = "RawTransport")]
 pub enum Transport {
     /// A child process speaking MCP over stdin/stdout.
     Stdio {
@@ -76,6 +77,79 @@ pub enum Transport {
         #[serde(default)]
         seed: u64,
     },
+}
+
+/// A `[servers.NAME]` table as written: one of `command`, `url` or `builtin` decides the
+/// transport, and the other keys must belong to it (so a typo is named, not a vague mismatch).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTransport {
+    command: Option<String>,
+    #[serde(default)]
+    args: Option<Vec<String>>,
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    bearer_token_env: Option<String>,
+    builtin: Option<String>,
+    seed: Option<u64>,
+}
+
+impl TryFrom<RawTransport> for Transport {
+    type Error = String;
+
+    fn try_from(r: RawTransport) -> Result<Transport, String> {
+        let stray = |allowed: &str, keys: &[(&str, bool)]| {
+            keys.iter()
+                .find(|(_, set)| *set)
+                .map(|(k, _)| Err(format!("`{k}` does not go with {allowed}")))
+                .unwrap_or(Ok(()))
+        };
+        match (r.command, r.url, r.builtin) {
+            (Some(command), None, None) => {
+                stray(
+                    "`command` (a stdio server)",
+                    &[("bearer_token_env", r.bearer_token_env.is_some()), ("seed", r.seed.is_some())],
+                )?;
+                Ok(Transport::Stdio {
+                    command,
+                    args: r.args.unwrap_or_default(),
+                    env: r.env.unwrap_or_default(),
+                    cwd: r.cwd,
+                })
+            }
+            (None, Some(url), None) => {
+                stray(
+                    "`url` (a streamable HTTP server)",
+                    &[
+                        ("args", r.args.is_some()),
+                        ("env", r.env.is_some()),
+                        ("cwd", r.cwd.is_some()),
+                        ("seed", r.seed.is_some()),
+                    ],
+                )?;
+                Ok(Transport::Http { url, bearer_token_env: r.bearer_token_env })
+            }
+            (None, None, Some(builtin)) => {
+                stray(
+                    "`builtin`",
+                    &[
+                        ("args", r.args.is_some()),
+                        ("env", r.env.is_some()),
+                        ("cwd", r.cwd.is_some()),
+                        ("bearer_token_env", r.bearer_token_env.is_some()),
+                    ],
+                )?;
+                Ok(Transport::Builtin { builtin, seed: r.seed.unwrap_or(0) })
+            }
+            (None, None, None) => {
+                Err("a server needs `command` (stdio), `url` (streamable HTTP) or `builtin`".into())
+            }
+            _ => Err("a server has one of `command`, `url` or `builtin`, not several".into()),
+        }
+    }
 }
 
 /// What to do when a server fails during an episode (crashes, hangs past the call timeout,
@@ -154,7 +228,7 @@ impl McpConfig {
             [("call_timeout_s", self.call_timeout_s), ("connect_timeout_s", self.connect_timeout_s)]
         {
             if !(v.is_finite() && v > 0.0 && v <= 3600.0) {
-                return Err(format!("`{what}` must be between 0 and 3600 seconds"));
+                return Err(format!("`{what}` must be more than 0 and at most 3600 seconds"));
             }
         }
         if self.max_result_chars < 100 {
@@ -171,6 +245,21 @@ impl McpConfig {
             }
         }
         Ok(())
+    }
+
+    /// The configuration as recorded with a run's results (to refuse resuming under another
+    /// one): everything but the values of stdio servers' `env`, which may be secrets (API keys)
+    /// and must not land in a results file; their names are kept.
+    pub fn fingerprint(&self) -> String {
+        let mut shown = self.clone();
+        for t in shown.servers.values_mut() {
+            if let Transport::Stdio { env, .. } = t {
+                for v in env.values_mut() {
+                    *v = "(not recorded)".into();
+                }
+            }
+        }
+        serde_json::to_string(&shown).unwrap_or_default()
     }
 
     /// How `name` is reached: the configuration's definition, else the built-in server.
@@ -306,7 +395,10 @@ impl McpSession {
             routes: BTreeMap::new(),
             config: config.clone(),
         };
-        for name in servers {
+        for (i, name) in servers.iter().enumerate() {
+            if servers[..i].contains(name) {
+                return Err(McpError::Config(format!("MCP server `{name}` is named twice")));
+            }
             let transport = config.transport(name)?;
             let connect = |message: String| McpError::Connect { server: name.clone(), message };
             let service = tokio::time::timeout(config.connect_timeout(), start(name, &transport))
@@ -507,6 +599,16 @@ mod tests {
         let e =
             McpConfig::from_toml("call_timeout_s = 5\n[servers.x]\ncommand = 3\n", "mcp.toml").unwrap_err();
         assert!(e.to_string().starts_with("mcp.toml:"), "{e}");
+        let e = McpConfig::from_toml("[servers.x]\ncomand = \"node\"\n", "mcp.toml").unwrap_err();
+        assert!(e.to_string().contains("unknown field `comand`"), "{e}");
+        let e = McpConfig::from_toml("[servers.x]\ncommand = \"node\"\nurl = \"http://h/mcp\"\n", "mcp.toml")
+            .unwrap_err();
+        assert!(e.to_string().contains("not several"), "{e}");
+        let e =
+            McpConfig::from_toml("[servers.x]\nurl = \"http://h/mcp\"\nargs = []\n", "mcp.toml").unwrap_err();
+        assert!(e.to_string().contains("`args` does not go with `url`"), "{e}");
+        let e = McpConfig::from_toml("[servers.x]\n", "mcp.toml").unwrap_err();
+        assert!(e.to_string().contains("needs `command`"), "{e}");
         let e = McpConfig::from_toml("call_timeout_s = -1\n", "mcp.toml").unwrap_err();
         assert!(e.to_string().contains("call_timeout_s"), "{e}");
         let c = McpConfig::from_toml(
@@ -520,6 +622,10 @@ mod tests {
         assert!(matches!(c.transport("remote").unwrap(), Transport::Http { .. }));
         assert!(matches!(c.transport("geo").unwrap(), Transport::Builtin { seed: 0, .. }));
         assert!(matches!(c.transport("nope"), Err(McpError::UnknownServer(_))));
+        let secret =
+            McpConfig::from_toml("[servers.s]\ncommand = \"x\"\nenv = { API_KEY = \"sk-secret\" }\n", "m")
+                .unwrap();
+        assert!(!secret.fingerprint().contains("sk-secret") && secret.fingerprint().contains("API_KEY"));
     }
 
     #[tokio::test]

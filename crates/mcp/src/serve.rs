@@ -137,7 +137,7 @@ where
     let service = StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
     let mut router = axum::Router::new().nest_service("/mcp", service);
     if let Some(token) = token {
-        let expected = Arc::new(format!("Bearer {token}"));
+        let expected = Arc::new(token);
         router = router.layer(axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
                 let expected = expected.clone();
@@ -146,7 +146,12 @@ where
                         .headers()
                         .get(axum::http::header::AUTHORIZATION)
                         .and_then(|v| v.to_str().ok());
-                    if given == Some(expected.as_str()) {
+                    // The scheme is case-insensitive (RFC 7235); the token is compared as given.
+                    let presented = given
+                        .and_then(|v| v.split_once(' '))
+                        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                        .map(|(_, t)| t.trim());
+                    if presented == Some(expected.as_str()) {
                         next.run(request).await
                     } else {
                         axum::response::IntoResponse::into_response((

@@ -280,8 +280,7 @@ pub async fn run_suite(
             .map(|a| Ok((a.manifest.id.clone(), hash_of(&a.dir, dir_hash)?)))
             .collect::<Result<_, RunError>>()?,
         binary: Some(binary_identity()),
-        mcp: (*options.mcp != phonebench_mcp::McpConfig::default())
-            .then(|| serde_json::to_string(&*options.mcp).unwrap_or_default()),
+        mcp: (*options.mcp != phonebench_mcp::McpConfig::default()).then(|| options.mcp.fingerprint()),
     };
     // Claimed before validating: a folder holding another run's results is refused at once.
     db.claim(&config, options.resume)?;

@@ -13,12 +13,13 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use phonebench_actions::{Action, Direction, FinishStatus, Key, Point, Target};
-use phonebench_env::{Episode, EpisodeOptions, McpReply, TurnInput};
+use phonebench_env::{Episode, EpisodeEnd, EpisodeOptions, McpReply, TurnInput};
 use phonebench_eval::{EvalContext, Semantics, Verdict, evaluate};
 use phonebench_mcp::offline::check_arguments;
-use phonebench_mcp::{McpConfig, McpSession};
+use phonebench_mcp::{FailurePolicy, McpConfig, McpSession};
 use phonebench_observe::ObservationFormat;
 use phonebench_phone::Catalog;
+use phonebench_pixels::SomStyle;
 use phonebench_tasks::{Suite, TaskInstance};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
@@ -45,6 +46,8 @@ pub struct PhoneServerConfig {
 pub struct PhoneServer {
     config: PhoneServerConfig,
     state: Arc<Mutex<State>>,
+    /// The HTTP session place this phone holds, if it was handed one.
+    _ticket: Option<Arc<SessionTicket>>,
 }
 
 #[derive(Default)]
@@ -53,6 +56,9 @@ struct State {
     task: Option<TaskInstance>,
     tools: Option<McpSession>,
     verdict: Option<Verdict>,
+    /// The episode ended as an infrastructure failure (a task server failed under the
+    /// `infrastructure` policy): why. It has no verdict.
+    unscored: Option<String>,
 }
 
 /// A tool's schema: `(name, type, description)` properties and the required ones.
@@ -137,8 +143,13 @@ fn tool_defs() -> Vec<(&'static str, &'static str, Value)> {
         ),
         (
             "wait",
-            "Let time pass on the phone (seconds, default a moment).",
-            schema(&[("seconds", "integer", "how long")], &[]),
+            "Let time pass on the phone (seconds, default a moment; at most a day).",
+            schema(&[("seconds", "integer", "how long, 0 to 86400")], &[]),
+        ),
+        (
+            "ask_user",
+            "Ask the phone's user a question (for a fact only the user knows); the reply comes back.",
+            schema(&[("question", "string", "the question")], &["question"]),
         ),
         (
             "task_tools",
@@ -215,7 +226,14 @@ fn verdict_json(task: &TaskInstance, verdict: &Verdict) -> Value {
 impl PhoneServer {
     /// A phone serving `config`'s suite.
     pub fn new(config: PhoneServerConfig) -> PhoneServer {
-        PhoneServer { config, state: Arc::new(Mutex::new(State::default())) }
+        PhoneServer { config, state: Arc::new(Mutex::new(State::default())), _ticket: None }
+    }
+
+    /// A phone that holds one of `sessions`' places while it lives (every clone shares it): the
+    /// HTTP server's factory hands these out and refuses a session when none is left.
+    pub fn with_ticket(config: PhoneServerConfig, sessions: &SessionLimit) -> Option<PhoneServer> {
+        let ticket = sessions.take()?;
+        Some(PhoneServer { _ticket: Some(Arc::new(ticket)), ..PhoneServer::new(config) })
     }
 
     /// Runs one tool call. `Err` is an MCP protocol error (unknown tool, bad arguments).
@@ -224,9 +242,14 @@ impl PhoneServer {
         let Some((_, _, schema)) = defs.iter().find(|d| d.0 == name) else {
             return Err(ErrorData::invalid_params(format!("no tool `{name}`"), None));
         };
-        check_arguments(schema, args).map_err(|e| ErrorData::invalid_params(format!("{name}: {e}"), None))?;
-        let mut state = self.state.lock().await;
-        Ok(match name {
+        let invalid = |e: String| ErrorData::invalid_params(format!("{name}: {e}"), None);
+        check_arguments(schema, args).map_err(|e| invalid(e.to_string()))?;
+        // Everything about the arguments is checked before the state is looked at, so bad
+        // arguments are always an `invalid params` error, with or without an episode.
+        let action =
+            if DEVICE_TOOLS.contains(&name) { Some(action_of(name, args).map_err(invalid)?) } else { None };
+        match name {
+            // Needs no phone: never waits for one that is busy.
             "list_tasks" => {
                 let pattern = args.get("pattern").and_then(Value::as_str);
                 let tasks: Vec<Value> = self
@@ -236,40 +259,32 @@ impl PhoneServer {
                     .iter()
                     .map(|t| json!({ "id": t.id, "category": t.category.name(), "apps": t.apps }))
                     .collect();
-                text_result(
-                    serde_json::to_string_pretty(
-                        &json!({ "suite": self.config.suite.manifest.name, "tasks": tasks }),
-                    )
-                    .unwrap_or_default(),
-                )
+                let listing = json!({ "suite": self.config.suite.manifest.name, "tasks": tasks });
+                return Ok(text_result(serde_json::to_string_pretty(&listing).unwrap_or_default()));
             }
-            "start_task" => self.start_task(&mut state, args).await,
+            "start_task" => return self.start_task(args).await.map_err(invalid),
+            _ => {}
+        }
+        let mut state = self.state.lock().await;
+        if let Some(action) = action {
+            return Ok(self.act(&mut state, action).await);
+        }
+        Ok(match name {
             "task_tools" => match &state.tools {
                 Some(s) => text_result(serde_json::to_string_pretty(s.tools()).unwrap_or_default()),
                 None => text_result("[]"),
             },
-            "call_task_tool" => {
-                let tool = args.get("tool").and_then(Value::as_str).unwrap_or_default().to_string();
-                let arguments = args.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default();
-                self.act(&mut state, Action::McpCall { tool, arguments }).await
-            }
-            "get_verdict" => match (&state.task, &state.verdict) {
-                (Some(task), Some(v)) => {
+            "get_verdict" => match (&state.task, &state.verdict, &state.unscored) {
+                (Some(task), Some(v), _) => {
                     text_result(serde_json::to_string_pretty(&verdict_json(task, v)).unwrap_or_default())
                 }
-                (Some(_), None) => tool_error("the episode is still running: `finish` ends it"),
+                (Some(_), None, Some(why)) => tool_error(format!("the episode ended unscored: {why}")),
+                (Some(_), None, None) => tool_error("the episode is still running: `finish` ends it"),
                 _ => tool_error("no episode: `start_task` starts one"),
             },
             _ => {
                 let max_steps = state.task.as_ref().map_or(0, |t| t.max_steps);
-                let Some(episode) = state.episode.as_mut() else {
-                    return Ok(match &state.verdict {
-                        Some(_) => tool_error(
-                            "the episode is over: `get_verdict` reads the verdict, `start_task` starts another",
-                        ),
-                        None => tool_error("no episode: `start_task` starts one (`list_tasks` lists them)"),
-                    });
-                };
+                let Some(episode) = state.episode.as_mut() else { return Ok(no_episode(&state)) };
                 match name {
                     "get_goal" => text_result(format!(
                         "{}\n(step {} of {})",
@@ -289,49 +304,56 @@ impl PhoneServer {
                             Err(e) => tool_error(format!("screenshot: {e}")),
                         }
                     }
-                    _ => {
-                        let action = match action_of(name, args) {
-                            Ok(a) => a,
-                            Err(e) => return Err(ErrorData::invalid_params(format!("{name}: {e}"), None)),
-                        };
-                        self.act(&mut state, action).await
-                    }
+                    other => tool_error(format!("no tool `{other}`")),
                 }
             }
         })
     }
 
-    async fn start_task(&self, state: &mut State, args: &Map<String, Value>) -> CallToolResult {
+    /// Starts an episode. Everything is prepared (instance, the task's MCP servers, the phone)
+    /// before the current episode is touched: a start that fails leaves it as it was, and a
+    /// slow server never holds the phone while it is reached. `Err` is a bad argument.
+    async fn start_task(&self, args: &Map<String, Value>) -> Result<CallToolResult, String> {
         let id = args.get("task_id").and_then(Value::as_str).unwrap_or_default();
         let Some(spec) = self.config.suite.tasks.iter().find(|t| t.id == id) else {
-            return tool_error(format!("no task `{id}` (`list_tasks` lists them)"));
+            return Ok(tool_error(format!("no task `{id}` (`list_tasks` lists them)")));
         };
-        let instance =
-            args.get("instance").and_then(Value::as_u64).unwrap_or(0).min(u64::from(u32::MAX)) as u32;
-        let seed = args.get("seed").and_then(Value::as_u64).unwrap_or(self.config.suite.manifest.seed);
-        let format = match format_of(args) {
-            Ok(f) => f.unwrap_or(ObservationFormat::SphinxTree),
-            Err(e) => return tool_error(e),
+        let whole = |key: &str, max: u64| match args.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .filter(|n| *n <= max)
+                .map(Some)
+                .ok_or(format!("`{key}` must be a whole number from 0 to {max}")),
         };
+        let instance = whole("instance", u64::from(u32::MAX))?.unwrap_or(0) as u32;
+        let seed = whole("seed", u64::MAX)?.unwrap_or(self.config.suite.manifest.seed);
+        let format = format_of(args)?.unwrap_or(ObservationFormat::SphinxTree);
         let task = match phonebench_runner::instantiate(&self.config.catalog, spec, seed, instance) {
             Ok(t) => t,
-            Err(e) => return tool_error(format!("task `{id}`: {e}")),
+            Err(e) => return Ok(tool_error(format!("task `{id}`: {e}"))),
         };
-        if let Some(old) = state.tools.take() {
-            old.close().await;
-        }
         let tools = if task.mcp_servers.is_empty() {
             None
         } else {
             match McpSession::connect(&task.mcp_servers, &task.mcp_tools, &self.config.mcp).await {
                 Ok(s) => Some(s),
-                Err(e) => return tool_error(format!("the task's MCP servers: {e}")),
+                Err(e) => {
+                    return Ok(tool_error(format!(
+                        "the task's MCP servers: {e} (the current episode goes on)"
+                    )));
+                }
             }
         };
         let options = EpisodeOptions { format, ..EpisodeOptions::default() };
         let episode = match Episode::start(&self.config.catalog, &task, options) {
             Ok(e) => e,
-            Err(e) => return tool_error(format!("starting `{id}`: {e}")),
+            Err(e) => {
+                if let Some(t) = tools {
+                    t.close().await;
+                }
+                return Ok(tool_error(format!("starting `{id}`: {e} (the current episode goes on)")));
+            }
         };
         let text = format!(
             "Task {} (instance {instance}), at most {} steps.\nGoal: {}\n{}\n\n{}",
@@ -345,26 +367,50 @@ impl PhoneServer {
             },
             episode.observation().text
         );
-        *state = State { episode: Some(episode), task: Some(task), tools, verdict: None };
-        text_result(text)
+        let old = {
+            let mut state = self.state.lock().await;
+            std::mem::replace(
+                &mut *state,
+                State { episode: Some(episode), task: Some(task), tools, verdict: None, unscored: None },
+            )
+        };
+        if let Some(old) = old.tools {
+            old.close().await;
+        }
+        Ok(text_result(text))
     }
 
     /// One action on the episode; when it ends the episode, the verdict is computed and returned.
     async fn act(&self, state: &mut State, action: Action) -> CallToolResult {
+        if state.episode.is_none() {
+            return no_episode(state);
+        }
         let mut mcp_reply = None;
         if let (Action::McpCall { tool, arguments }, Some(session)) = (&action, state.tools.as_mut()) {
-            {
-                let o = session.call(tool, arguments).await;
-                mcp_reply = Some(McpReply {
-                    text: o.text,
-                    is_error: o.is_error,
-                    truncated: o.truncated,
-                    failure: o.failure,
-                    latency_ms: u64::try_from(o.latency.as_millis()).unwrap_or(u64::MAX),
-                });
+            let o = session.call(tool, arguments).await;
+            if let (Some(failure), FailurePolicy::Infrastructure) = (&o.failure, session.failure_policy()) {
+                // The run's policy: a failed server ends the episode unscored.
+                let why = format!("MCP: {failure}");
+                if let Some(mut episode) = state.episode.take() {
+                    episode.end_with(EpisodeEnd::Infrastructure { message: why.clone() });
+                }
+                if let Some(tools) = state.tools.take() {
+                    tools.close().await;
+                }
+                state.unscored = Some(why.clone());
+                return tool_error(format!("The episode ended unscored (an infrastructure failure): {why}"));
             }
+            mcp_reply = Some(McpReply {
+                text: o.text,
+                is_error: o.is_error,
+                truncated: o.truncated,
+                failure: o.failure,
+                latency_ms: u64::try_from(o.latency.as_millis()).unwrap_or(u64::MAX),
+            });
         }
-        let Some(episode) = state.episode.as_mut() else { return tool_error("no episode") };
+        let Some(episode) = state.episode.as_mut() else { return no_episode(state) };
+        let tool_failed =
+            matches!(action, Action::McpCall { .. }) && mcp_reply.as_ref().is_none_or(|r| r.is_error);
         let raw = serde_json::to_string(&action).unwrap_or_default();
         let feedback = match episode.step_turn(TurnInput { mcp_reply, ..TurnInput::new(raw, Ok(action)) }) {
             Ok(f) => f,
@@ -373,7 +419,8 @@ impl PhoneServer {
         let mut text = feedback.message.map(|m| format!("{m}\n\n")).unwrap_or_default();
         if !feedback.done {
             text.push_str(&episode.observation().text);
-            return text_result(text);
+            // A task tool that failed is an error to the MCP host as well.
+            return if tool_failed { tool_error(text) } else { text_result(text) };
         }
         let (Some(episode), Some(task)) = (state.episode.take(), state.task.as_ref()) else {
             return tool_error("no episode");
@@ -385,7 +432,7 @@ impl PhoneServer {
             Ok(trajectory) => {
                 let ctx = EvalContext { semantics: Semantics::AnyMatch, sql_params: task.sql_params.clone() };
                 let verdict = evaluate(&task.criteria, &trajectory, &ctx);
-                text.push_str("The episode is over.\n");
+                text.push_str(&format!("The episode is over ({}).\n", end_text(trajectory.end.as_ref())));
                 text.push_str(
                     &serde_json::to_string_pretty(&verdict_json(task, &verdict)).unwrap_or_default(),
                 );
@@ -397,15 +444,94 @@ impl PhoneServer {
     }
 }
 
+/// The tools that act on the phone (each one agent turn).
+const DEVICE_TOOLS: [&str; 10] = [
+    "tap",
+    "long_press",
+    "type_text",
+    "scroll",
+    "press_key",
+    "open_app",
+    "wait",
+    "ask_user",
+    "call_task_tool",
+    "finish",
+];
+
+/// What to say when a call needs an episode and there is none.
+fn no_episode(state: &State) -> CallToolResult {
+    match (&state.verdict, &state.unscored) {
+        (Some(_), _) => {
+            tool_error("the episode is over: `get_verdict` reads the verdict, `start_task` starts another")
+        }
+        (None, Some(why)) => {
+            tool_error(format!("the episode ended unscored ({why}): `start_task` starts another"))
+        }
+        _ => tool_error("no episode: `start_task` starts one (`list_tasks` lists them)"),
+    }
+}
+
+/// Why an episode ended, in words.
+fn end_text(end: Option<&EpisodeEnd>) -> String {
+    match end {
+        Some(EpisodeEnd::Finished { status: FinishStatus::Complete }) => "finished".into(),
+        Some(EpisodeEnd::Finished { status: FinishStatus::Infeasible }) => "finished as infeasible".into(),
+        Some(EpisodeEnd::Answered) => "answered".into(),
+        Some(EpisodeEnd::Budget) => "the step budget is used up".into(),
+        Some(EpisodeEnd::Timeout) => "the time ran out".into(),
+        Some(other) => format!("{other:?}").to_lowercase(),
+        None => "ended".into(),
+    }
+}
+
+/// Places for HTTP sessions: each live phone holds one.
+#[derive(Debug, Clone)]
+pub struct SessionLimit {
+    live: Arc<std::sync::atomic::AtomicUsize>,
+    max: usize,
+}
+
+/// One place of a [`SessionLimit`], given back when dropped.
+#[derive(Debug)]
+pub struct SessionTicket(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for SessionTicket {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl SessionLimit {
+    /// At most `max` phones at once.
+    pub fn new(max: usize) -> SessionLimit {
+        SessionLimit { live: Arc::default(), max }
+    }
+
+    /// A place, if one is free.
+    pub fn take(&self) -> Option<SessionTicket> {
+        use std::sync::atomic::Ordering;
+        self.live
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < self.max).then_some(n + 1))
+            .ok()
+            .map(|_| SessionTicket(self.live.clone()))
+    }
+
+    /// Phones alive now.
+    pub fn live(&self) -> usize {
+        self.live.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 /// The action a device tool asks for.
 fn action_of(name: &str, args: &Map<String, Value>) -> Result<Action, String> {
     let target = target_of(args)?;
     let need = |t: Option<Target>| t.ok_or_else(|| "give `index`, or `x` and `y`".to_string());
+    let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
     Ok(match name {
         "tap" => Action::Tap { target: need(target)? },
         "long_press" => Action::LongPress { target: need(target)? },
         "type_text" => Action::Type {
-            text: args.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
+            text: text("text"),
             target,
             clear: args.get("clear").and_then(Value::as_bool).unwrap_or(true),
             enter: args.get("enter").and_then(Value::as_bool).unwrap_or(false),
@@ -420,40 +546,50 @@ fn action_of(name: &str, args: &Map<String, Value>) -> Result<Action, String> {
             };
             Action::Scroll { direction, target }
         }
-        "press_key" => {
-            Action::Key { key: Key::parse(args.get("key").and_then(Value::as_str).unwrap_or_default())? }
+        "press_key" => Action::Key { key: Key::parse(&text("key"))? },
+        "open_app" => Action::OpenApp { app: text("app") },
+        "wait" => {
+            let seconds = match args.get("seconds") {
+                None => None,
+                Some(v) => {
+                    Some(v.as_u64().filter(|s| *s <= 86_400).ok_or("`seconds` must be 0 to 86400 (a day)")?)
+                }
+            };
+            Action::Wait { ms: seconds.map(|s| s * 1000) }
         }
-        "open_app" => {
-            Action::OpenApp { app: args.get("app").and_then(Value::as_str).unwrap_or_default().to_string() }
-        }
-        "wait" => Action::Wait {
-            ms: args.get("seconds").and_then(Value::as_u64).map(|s| s.min(86_400).saturating_mul(1000)),
+        "ask_user" => Action::AskUser { text: text("question") },
+        "call_task_tool" => Action::McpCall {
+            tool: text("tool"),
+            arguments: args.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default(),
         },
-        "finish" => match args.get("answer").and_then(Value::as_str) {
-            Some(answer) => Action::Answer { text: answer.to_string() },
-            None if args.get("infeasible").and_then(Value::as_bool) == Some(true) => {
-                Action::Finish { status: FinishStatus::Infeasible }
+        "finish" => {
+            let infeasible = args.get("infeasible").and_then(Value::as_bool) == Some(true);
+            match args.get("answer").and_then(Value::as_str) {
+                Some(_) if infeasible => return Err("give `answer` or `infeasible`, not both".into()),
+                Some(answer) => Action::Answer { text: answer.to_string() },
+                None if infeasible => Action::Finish { status: FinishStatus::Infeasible },
+                None => Action::Finish { status: FinishStatus::Complete },
             }
-            None => Action::Finish { status: FinishStatus::Complete },
-        },
+        }
         other => return Err(format!("no tool `{other}`")),
     })
 }
 
+/// The screen as PNG; with `som`, numbered like the episode's own observation (its targets, in
+/// SPHINX's style for the SPHINX formats, AndroidWorld's otherwise), so a mark's number is the
+/// index `tap` takes.
 fn screenshot(episode: &mut Episode, som: bool) -> Result<Vec<u8>, String> {
     let image = episode.screen_image().map_err(|e| e.to_string())?;
     if !som {
         return image.png().map(|p| p.to_vec()).map_err(|e| e.to_string());
     }
     let mut pixmap = image.pixmap().map_err(|e| e.to_string())?.clone();
+    let style = match episode.options().format {
+        ObservationFormat::SphinxTree | ObservationFormat::SphinxList => SomStyle::Sphinx,
+        _ => SomStyle::AndroidWorld,
+    };
     let tree = episode.tree().clone();
-    let observation = phonebench_observe::render(&tree, ObservationFormat::AndroidWorld);
-    phonebench_pixels::draw_marks(
-        &mut pixmap,
-        &tree,
-        &observation.targets,
-        phonebench_pixels::SomStyle::AndroidWorld,
-    );
+    phonebench_pixels::draw_marks(&mut pixmap, &tree, &episode.observation().targets, style);
     phonebench_pixels::encode_png(&pixmap).map_err(|e| e.to_string())
 }
 

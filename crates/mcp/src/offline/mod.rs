@@ -158,7 +158,7 @@ fn find_one<'a, T>(
         [] => Err(ToolError(format!("no {what} named \"{wanted}\""))),
         many => {
             let names: Vec<String> = many.iter().take(8).map(|i| format!("\"{}\"", name(i))).collect();
-            Err(ToolError(format!("\"{wanted}\" matches several {what}s: {}; say which", names.join(", "))))
+            Err(ToolError(format!("\"{wanted}\" matches several: {}; say which {what}", names.join(", "))))
         }
     }
 }

@@ -484,7 +484,7 @@ impl OfflineServer for Tracker {
 
     fn tools(&self) -> Vec<ToolDef> {
         let repo = ("repo", "string", "owner/name, e.g. relecloud/mobile-app");
-        let number = ("number", "integer", "the issue or pull request number");
+        let number = ("number", "integer", "the number");
         vec![
             ToolDef {
                 name: "list_repositories",
@@ -591,13 +591,22 @@ impl OfflineServer for Tracker {
                 if title.is_empty() {
                     return Err(ToolError("the title is empty".into()));
                 }
-                let labels: Vec<String> = match args.get("labels") {
-                    Some(Value::Array(a)) => a
-                        .iter()
-                        .map(|l| l.as_str().map(str::to_string).unwrap_or_else(|| l.to_string()))
-                        .collect(),
-                    _ => Vec::new(),
-                };
+                let mut labels: Vec<String> = Vec::new();
+                if let Some(Value::Array(given)) = args.get("labels") {
+                    for l in given {
+                        let Some(l) = l.as_str().map(str::trim).filter(|l| !l.is_empty()) else {
+                            return Err(ToolError(format!("labels are non-empty strings, not {l}")));
+                        };
+                        if !labels.iter().any(|x| x == l) {
+                            labels.push(l.to_string());
+                        }
+                    }
+                }
+                let assignee = text(args, "assignee").map(str::trim).unwrap_or("");
+                if !assignee.is_empty() && !PEOPLE.iter().any(|p| p.0 == assignee) {
+                    let logins: Vec<&str> = PEOPLE.iter().map(|p| p.0).collect();
+                    return Err(ToolError(format!("no user `{assignee}` (logins: {})", logins.join(", "))));
+                }
                 let number = self.next_number(repo);
                 let issue = Issue {
                     repo: repo.into(),
@@ -606,7 +615,7 @@ impl OfflineServer for Tracker {
                     state: "open".into(),
                     labels,
                     author: OWNER.into(),
-                    assignee: text(args, "assignee").unwrap_or("").into(),
+                    assignee: assignee.into(),
                     created: "2026-03-02".into(),
                     body: text(args, "body").unwrap_or("").into(),
                     comments: Vec::new(),
@@ -617,7 +626,10 @@ impl OfflineServer for Tracker {
             }
             "add_comment" => {
                 let (repo, number) = (Self::repo(args)?, Self::number(args)?);
-                let body = required(args, "body")?.to_string();
+                let body = required(args, "body")?.trim().to_string();
+                if body.is_empty() {
+                    return Err(ToolError("the comment is empty".into()));
+                }
                 let issue = self.issue_mut(repo, number)?;
                 issue.comments.push((OWNER.into(), body));
                 Ok(json!({ "repo": repo, "number": number, "comments": issue.comments.len() }))

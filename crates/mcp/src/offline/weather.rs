@@ -163,22 +163,35 @@ impl OfflineServer for Weather {
             "forecast_days" => {
                 let city = self.city(args)?;
                 let start = self.parse_date(required(args, "start_date")?)?;
-                let days = args.get("days").and_then(Value::as_i64).unwrap_or(1);
-                if !(1..=7).contains(&days) {
-                    return Err(ToolError(format!("`days` must be 1 to 7, not {days}")));
-                }
+                let days =
+                    args.get("days").and_then(Value::as_i64).filter(|d| (1..=7).contains(d)).ok_or_else(
+                        || {
+                            ToolError(format!(
+                                "`days` must be 1 to 7, not {}",
+                                args.get("days").unwrap_or(&Value::Null)
+                            ))
+                        },
+                    )?;
                 let last = day(LAST_DAY.0, LAST_DAY.1, LAST_DAY.2);
                 let list: Vec<Value> = (0..days)
                     .map(|i| start + chrono::Duration::days(i))
                     .take_while(|d| *d <= last)
                     .map(|d| self.day_json(city, d, fahrenheit))
                     .collect();
-                Ok(json!({ "city": city.0, "days": list }))
+                let mut out = json!({ "city": city.0, "days": list });
+                if (list_len(&out) as i64) < days {
+                    out["note"] = json!(format!("forecasts end on {last}"));
+                }
+                Ok(out)
             }
             "list_cities" => Ok(json!({ "cities": CITIES.iter().map(|c| c.0).collect::<Vec<_>>() })),
             other => Err(ToolError(format!("no tool `{other}`"))),
         }
     }
+}
+
+fn list_len(v: &Value) -> usize {
+    v["days"].as_array().map_or(0, Vec::len)
 }
 
 #[cfg(test)]
