@@ -161,6 +161,17 @@ pub struct Finished {
     pub last_screen: Option<ScreenImage>,
 }
 
+/// An MCP call's outcome as the episode records it.
+pub fn mcp_reply_of(outcome: phonebench_mcp::CallOutcome) -> McpReply {
+    McpReply {
+        text: outcome.text,
+        is_error: outcome.is_error,
+        truncated: outcome.truncated,
+        failure: outcome.failure,
+        latency_ms: u64::try_from(outcome.latency.as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
 /// Runs `agent` on `task` to the end and evaluates the trajectory (the built-in MCP servers).
 pub async fn run_episode(
     catalog: &Catalog,
@@ -311,13 +322,7 @@ pub async fn run_trial(
                 episode.end_with(EpisodeEnd::Infrastructure { message: format!("MCP: {failure}") });
                 break;
             }
-            mcp_reply = Some(McpReply {
-                text: outcome.text,
-                is_error: outcome.is_error,
-                truncated: outcome.truncated,
-                failure: outcome.failure,
-                latency_ms: u64::try_from(outcome.latency.as_millis()).unwrap_or(u64::MAX),
-            });
+            mcp_reply = Some(mcp_reply_of(outcome));
         }
         // Model agents report their calls; an agent without calls may still report tokens.
         let step_usage = if step_calls.is_empty() {

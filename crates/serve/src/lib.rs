@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use phonebench_actions::{Action, Direction, FinishStatus, Key, Point, Target};
-use phonebench_env::{Episode, EpisodeEnd, EpisodeOptions, McpReply, TurnInput};
+use phonebench_env::{Episode, EpisodeEnd, EpisodeOptions, TurnInput};
 use phonebench_eval::{EvalContext, Semantics, Verdict, evaluate};
 use phonebench_mcp::offline::check_arguments;
 use phonebench_mcp::{FailurePolicy, McpConfig, McpSession};
@@ -98,6 +98,18 @@ fn tool_defs() -> Vec<(&'static str, &'static str, Value)> {
                     FORMAT,
                 ],
                 &["task_id"],
+            ),
+        ),
+        (
+            "start_phone",
+            "Reset to a free phone with no task (home screen, or an app opened): to explore or drive it; finish has no verdict then.",
+            schema(
+                &[
+                    ("app", "string", "an app to open first"),
+                    ("seed", "integer", "the phone's seed (default 0)"),
+                    FORMAT,
+                ],
+                &[],
             ),
         ),
         ("get_goal", "The current task's goal, steps taken and step budget.", schema(&[], &[])),
@@ -263,6 +275,7 @@ impl PhoneServer {
                 return Ok(text_result(serde_json::to_string_pretty(&listing).unwrap_or_default()));
             }
             "start_task" => return self.start_task(args).await.map_err(invalid),
+            "start_phone" => return self.start_phone(args).await.map_err(invalid),
             _ => {}
         }
         let mut state = self.state.lock().await;
@@ -277,6 +290,9 @@ impl PhoneServer {
             "get_verdict" => match (&state.task, &state.verdict, &state.unscored) {
                 (Some(task), Some(v), _) => {
                     text_result(serde_json::to_string_pretty(&verdict_json(task, v)).unwrap_or_default())
+                }
+                (Some(task), None, _) if task.task_id == FREE_PHONE && task.criteria.is_empty() => {
+                    tool_error("a free phone has no task, so no verdict")
                 }
                 (Some(_), None, Some(why)) => tool_error(format!("the episode ended unscored: {why}")),
                 (Some(_), None, None) => tool_error("the episode is still running: `finish` ends it"),
@@ -380,6 +396,62 @@ impl PhoneServer {
         Ok(text_result(text))
     }
 
+    /// Starts a free phone: an episode of no task (no goal, no criteria, every app tracked).
+    async fn start_phone(&self, args: &Map<String, Value>) -> Result<CallToolResult, String> {
+        let seed = match args.get("seed") {
+            None => 0,
+            Some(v) => v.as_u64().ok_or("`seed` must be a whole number, 0 or more")?,
+        };
+        let format = format_of(args)?.unwrap_or(ObservationFormat::SphinxTree);
+        let app = args.get("app").and_then(Value::as_str).map(str::to_string);
+        let task = TaskInstance {
+            task_id: FREE_PHONE.into(),
+            instance: 0,
+            seed,
+            goal: "No task: the phone is yours to explore.".into(),
+            category: phonebench_tasks::Category::Completion,
+            apps: self.config.catalog.apps().iter().map(|a| a.manifest.id.clone()).collect(),
+            max_steps: FREE_PHONE_STEPS,
+            clock_start_ms: phonebench_phone::CLOCK_START_MS,
+            start: phonebench_tasks::spec::Start { app, ..Default::default() },
+            tags: Default::default(),
+            params: Default::default(),
+            sql_params: Default::default(),
+            setup: Vec::new(),
+            facts: Vec::new(),
+            mcp_tools: Vec::new(),
+            mcp_servers: Vec::new(),
+            reference: Vec::new(),
+            criteria: Vec::new(),
+            judges: Vec::new(),
+        };
+        let options = EpisodeOptions { format, ..EpisodeOptions::default() };
+        let episode = match Episode::start(&self.config.catalog, &task, options) {
+            Ok(e) => e,
+            Err(e) => {
+                return Ok(tool_error(format!("starting the phone: {e} (the current episode goes on)")));
+            }
+        };
+        let text = format!("A free phone (seed {seed}).\n\n{}", episode.observation().text);
+        let old = {
+            let mut state = self.state.lock().await;
+            std::mem::replace(
+                &mut *state,
+                State {
+                    episode: Some(episode),
+                    task: Some(task),
+                    tools: None,
+                    verdict: None,
+                    unscored: None,
+                },
+            )
+        };
+        if let Some(old) = old.tools {
+            old.close().await;
+        }
+        Ok(text_result(text))
+    }
+
     /// One action on the episode; when it ends the episode, the verdict is computed and returned.
     async fn act(&self, state: &mut State, action: Action) -> CallToolResult {
         if state.episode.is_none() {
@@ -400,13 +472,7 @@ impl PhoneServer {
                 state.unscored = Some(why.clone());
                 return tool_error(format!("The episode ended unscored (an infrastructure failure): {why}"));
             }
-            mcp_reply = Some(McpReply {
-                text: o.text,
-                is_error: o.is_error,
-                truncated: o.truncated,
-                failure: o.failure,
-                latency_ms: u64::try_from(o.latency.as_millis()).unwrap_or(u64::MAX),
-            });
+            mcp_reply = Some(phonebench_runner::episode::mcp_reply_of(o));
         }
         let Some(episode) = state.episode.as_mut() else { return no_episode(state) };
         let tool_failed =
@@ -429,6 +495,13 @@ impl PhoneServer {
             tools.close().await;
         }
         match episode.finish() {
+            Ok(trajectory) if task.task_id == FREE_PHONE && task.criteria.is_empty() => {
+                text.push_str(&format!(
+                    "The free phone's session is over ({}); it has no verdict.",
+                    end_text(trajectory.end.as_ref())
+                ));
+                text_result(text)
+            }
             Ok(trajectory) => {
                 let ctx = EvalContext { semantics: Semantics::AnyMatch, sql_params: task.sql_params.clone() };
                 let verdict = evaluate(&task.criteria, &trajectory, &ctx);
@@ -443,6 +516,11 @@ impl PhoneServer {
         }
     }
 }
+
+/// The task id of a free phone (no task).
+const FREE_PHONE: &str = "free";
+/// The step budget of a free phone.
+const FREE_PHONE_STEPS: u32 = 100_000;
 
 /// The tools that act on the phone (each one agent turn).
 const DEVICE_TOOLS: [&str; 10] = [

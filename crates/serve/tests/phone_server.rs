@@ -172,3 +172,15 @@ fn sessions_are_limited_and_freed() {
     assert!(limit.take().is_some());
     drop(b);
 }
+
+#[tokio::test]
+async fn a_free_phone_has_no_task_and_no_verdict() {
+    let s = server(McpConfig::default());
+    let start = text(&s.call("start_phone", &args(json!({"app": "contacts"}))).await.unwrap());
+    assert!(start.contains("A free phone") && start.contains("contacts"), "{start}");
+    let after = s.call("press_key", &args(json!({"key": "home"}))).await.unwrap();
+    assert!(!is_error(&after), "{}", text(&after));
+    let end = text(&s.call("finish", &Map::new()).await.unwrap());
+    assert!(end.contains("no verdict"), "{end}");
+    assert!(text(&s.call("get_verdict", &Map::new()).await.unwrap()).contains("no verdict"));
+}
