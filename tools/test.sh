@@ -11,7 +11,9 @@
 #   `@modelcontextprotocol/server-everything` and the official TypeScript SDK, for the MCP interop
 #   tests): installed here with `npm ci` from the committed lock file; Node.js from Debian when
 #   missing;
-# - python3 (the deliberately broken MCP server of the failure tests is a standard-library script).
+# - python3 (the deliberately broken MCP server of the failure tests is a standard-library script)
+#   and a venv in tools/py/.venv with the pinned `mcp` package (PyPI: the official Python SDK),
+#   whose client drives `phonebench mcp-server` in the interop tests.
 # Model tests need no model: they use the in-repository mock server. The real-model test is
 # opt-in (tools/llama-server.sh, then `cargo test -p phonebench --test real_llm -- --ignored`).
 set -euo pipefail
@@ -60,6 +62,16 @@ if ! cmp -s tools/npm/package-lock.json tools/npm/node_modules/.installed-lock.j
   npm ci --prefix tools/npm --no-audit --no-fund --loglevel=error \
     || { echo "tools/test.sh: npm ci in tools/npm failed" >&2; exit 1; }
   cp tools/npm/package-lock.json tools/npm/node_modules/.installed-lock.json
+fi
+
+# The Python SDK, pinned with everything it pulls in (again only when the pins changed).
+if ! cmp -s tools/py/requirements.txt tools/py/.venv/installed-requirements.txt 2>/dev/null; then
+  echo "tools/test.sh: installing the Python MCP SDK into tools/py/.venv"
+  rm -rf tools/py/.venv
+  python3 -m venv tools/py/.venv \
+    && tools/py/.venv/bin/pip install --quiet --disable-pip-version-check -r tools/py/requirements.txt \
+    || { echo "tools/test.sh: installing tools/py/requirements.txt failed" >&2; exit 1; }
+  cp tools/py/requirements.txt tools/py/.venv/installed-requirements.txt
 fi
 
 # A fresh machine builds once: incremental-compilation caches would only take disk.

@@ -267,3 +267,87 @@ fn http_sessions_beyond_the_limit_are_refused() {
     assert!(initialize(port).contains("500"), "a third phone is refused");
     let _ = server.kill();
 }
+
+/// The Python SDK's client (PyPI `mcp`, installed by tools/test.sh into tools/py/.venv) plays
+/// the same task through `phonebench mcp-server`, over stdio and over streamable HTTP.
+#[test]
+fn the_python_sdk_client_plays_a_task_over_stdio_and_http() {
+    let python = std::env::var_os("PHONEBENCH_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("tools/py/.venv/bin/python"));
+    assert!(
+        python.is_file(),
+        "{} is missing: tools/test.sh makes the venv (python3 -m venv tools/py/.venv && tools/py/.venv/bin/pip install -r tools/py/requirements.txt)",
+        python.display()
+    );
+    let play = |args: &[&str]| {
+        let output = Command::new(&python)
+            .arg(repo().join("tools/py/phone_client.py"))
+            .args(args)
+            .current_dir(repo())
+            .output()
+            .expect("python runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+        assert!(
+            output.status.success(),
+            "client failed: {stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+        assert_eq!(report["success"], true, "{report}");
+        assert_eq!(report["goal_shown"], true, "{report}");
+        assert_eq!(report["screenshot"], serde_json::json!(["image:image/png"]), "{report}");
+        assert!(report["tools"].as_array().unwrap().iter().any(|t| t == "start_task"), "{report}");
+    };
+    play(&["stdio", env!("CARGO_BIN_EXE_phonebench"), "mcp-server"]);
+    let (mut server, url, line) = http_server(&["127.0.0.1:0"], &[]);
+    let url = url.unwrap_or_else(|| panic!("no URL in {line:?}"));
+    play(&["http", &url]);
+    let _ = server.kill();
+}
+
+/// `phonebench mcp-tools serve` puts a built-in server on stdio and on HTTP, and `mcp-tools
+/// call` reaches it there through a configuration, with the same answer as in-process.
+#[test]
+fn built_in_servers_serve_over_stdio_and_http() {
+    let dir = std::env::temp_dir().join(format!("phonebench-mcp-serve-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = env!("CARGO_BIN_EXE_phonebench");
+    let mut http = Command::new(bin)
+        .args(["mcp-tools", "serve", "weather", "--http", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(http.stderr.take().unwrap()).read_line(&mut first).unwrap();
+    let url =
+        first.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("{first}"));
+    std::fs::write(
+        dir.join("mcp.toml"),
+        format!("[servers.w]\nurl = {url:?}\n[servers.f]\ncommand = {bin:?}\nargs = [\"mcp-tools\", \"serve\", \"finance\"]\n"),
+    )
+    .unwrap();
+    let config = dir.join("mcp.toml").display().to_string();
+    let call = |server: &str, tool: &str, arguments: &str, extra: &[&str]| {
+        let output = Command::new(bin)
+            .args(["mcp-tools", "call", server, tool, arguments])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).to_string()
+    };
+    let forecast = r#"{"city": "Lisbon", "date": "2026-03-14"}"#;
+    assert_eq!(
+        call("w", "forecast", forecast, &["--mcp-config", &config]),
+        call("weather", "forecast", forecast, &[])
+    );
+    let convert = r#"{"amount": 120, "from": "EUR", "to": "USD"}"#;
+    let over_stdio = call("f", "convert", convert, &["--mcp-config", &config]);
+    assert!(over_stdio.contains("\"result\": 130.43"), "{over_stdio}");
+    let _ = http.kill();
+    let _ = http.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
