@@ -4,7 +4,7 @@
 use anyhow::{Context, Result, bail};
 use phonebench_mcp::{BUILTIN_SERVERS, McpConfig, McpSession, OfflineHandler, builtin, exposed_name};
 
-use crate::suite::McpArgs;
+use crate::suite::{McpArgs, runtime};
 
 /// `phonebench mcp-tools`.
 #[derive(clap::Subcommand, Debug, Clone)]
@@ -49,10 +49,6 @@ pub enum McpToolsCommand {
     },
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
-}
-
 /// Runs a `mcp-tools` command; returns whether it succeeded.
 pub fn run(command: McpToolsCommand) -> Result<bool> {
     match command {
@@ -63,7 +59,8 @@ pub fn run(command: McpToolsCommand) -> Result<bool> {
             } else {
                 servers
             };
-            let session = runtime()?.block_on(McpSession::connect(&servers, &[], &config))?;
+            let rt = runtime()?;
+            let session = rt.block_on(McpSession::connect(&servers, &[], &config))?;
             for tool in session.tools() {
                 if json {
                     out!("{}", serde_json::to_string(tool)?)?;
@@ -71,7 +68,7 @@ pub fn run(command: McpToolsCommand) -> Result<bool> {
                     out!("{:<28} {}", tool.name, tool.description)?;
                 }
             }
-            runtime()?.block_on(session.close());
+            rt.block_on(session.close());
             Ok(true)
         }
         McpToolsCommand::Call { server, tool, arguments, mcp } => {

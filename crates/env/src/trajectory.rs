@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use phonebench_actions::{Action, Direction, FinishStatus, Key, Swipe};
 use phonebench_uitree::{Node, UiTree};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One screen as the agent saw it.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,10 +127,13 @@ pub struct Exchange {
     pub fact: Option<usize>,
 }
 
-/// One MCP tool call.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+/// One MCP tool call. Stored with its step in the results (for the report); a trajectory is
+/// never written out whole, so the wall-clock `latency_ms` stays out of everything compared
+/// between runs (`episodes.jsonl` counts calls only).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct McpCallRecord {
     /// The step it happened at.
+    #[serde(default)]
     pub step: usize,
     /// The tool.
     pub tool: String,
@@ -147,9 +150,8 @@ pub struct McpCallRecord {
     /// The server itself failed (crashed, hung, answered with something other than MCP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
-    /// Wall time of the call, ms: never serialized with the trajectory, which must be the same
-    /// on every run.
-    #[serde(skip)]
+    /// Wall time of the call, ms.
+    #[serde(default)]
     pub latency_ms: u64,
 }
 

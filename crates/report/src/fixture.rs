@@ -300,7 +300,8 @@ fn build(name: &str, rich: bool) -> PathBuf {
         Some(serde_json::json!({"action": "tap", "target": {"index": 99}})),
     );
     s2.rejected = Some("no element 99".to_string());
-    s2.mcp = Some(phonebench_runner::McpStep {
+    s2.mcp = Some(phonebench_env::McpCallRecord {
+        step: 2,
         tool: format!("tool {HOSTILE}"),
         arguments: serde_json::json!({ "q": HOSTILE }).as_object().cloned().unwrap_or_default(),
         result: format!("error: {HOSTILE}"),

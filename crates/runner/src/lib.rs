@@ -20,6 +20,6 @@ pub mod run;
 pub mod validate;
 
 pub use episode::{Extras, Limits, run_agent, run_episode};
-pub use results::{EpisodeResult, McpStep, ResultsDb, ResultsLock, RunConfig, StepResult};
+pub use results::{EpisodeResult, ResultsDb, ResultsLock, RunConfig, StepResult};
 pub use run::{AgentChoice, AgentKind, RunError, RunOptions, RunOutcome, run_suite};
 pub use validate::{TaskValidation, ValidationCache, instantiate, validate_task, validate_task_with};

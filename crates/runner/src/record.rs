@@ -10,7 +10,7 @@ use phonebench_tasks::{Fnv, TaskInstance};
 
 use crate::episode::{AgentRun, Finished, repetitions};
 use crate::results::{
-    Accounting, CriterionResult, EpisodeResult, JudgeResult, McpStep, Score, StepResult, TrialResult, Usage,
+    Accounting, CriterionResult, EpisodeResult, JudgeResult, Score, StepResult, TrialResult, Usage,
 };
 
 /// `task#instance`.
@@ -212,15 +212,7 @@ fn step_results<'a>(
                 calls: finished.calls.get(i).cloned().unwrap_or_default(),
                 screenshot: finished.screenshots.get(i).cloned(),
                 screen_size: Some(finished.screen_size),
-                mcp: t.mcp_calls.iter().find(|c| c.step == i).map(|c| McpStep {
-                    tool: c.tool.clone(),
-                    arguments: c.arguments.clone(),
-                    result: c.result.clone(),
-                    is_error: c.is_error,
-                    truncated: c.truncated,
-                    failure: c.failure.clone(),
-                    latency_ms: c.latency_ms,
-                }),
+                mcp: t.mcp_calls.iter().find(|c| c.step == i).cloned(),
             }
         })
         .collect();

@@ -319,32 +319,9 @@ pub struct StepResult {
     /// The screen's size in pixels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screen_size: Option<(u32, u32)>,
-    /// The MCP call this step made.
+    /// The MCP call this step made (with its latency).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcp: Option<McpStep>,
-}
-
-/// An MCP call as stored with its step (in `results.sqlite`, for the report).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpStep {
-    /// The tool as the agent called it.
-    pub tool: String,
-    /// The arguments.
-    pub arguments: serde_json::Map<String, serde_json::Value>,
-    /// The text the agent got.
-    pub result: String,
-    /// The call did not succeed.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub is_error: bool,
-    /// The result was cut.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub truncated: bool,
-    /// The server itself failed: why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
-    /// Wall time, ms.
-    #[serde(default)]
-    pub latency_ms: u64,
+    pub mcp: Option<phonebench_env::McpCallRecord>,
 }
 
 /// The run's configuration, stored once per folder; resuming with another one is refused.

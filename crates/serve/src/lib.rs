@@ -291,7 +291,7 @@ impl PhoneServer {
                 (Some(task), Some(v), _) => {
                     text_result(serde_json::to_string_pretty(&verdict_json(task, v)).unwrap_or_default())
                 }
-                (Some(task), None, _) if task.task_id == FREE_PHONE && task.criteria.is_empty() => {
+                (Some(task), None, _) if is_free_phone(task) => {
                     tool_error("a free phone has no task, so no verdict")
                 }
                 (Some(_), None, Some(why)) => tool_error(format!("the episode ended unscored: {why}")),
@@ -383,17 +383,21 @@ impl PhoneServer {
             },
             episode.observation().text
         );
+        self.install(episode, task, tools).await;
+        Ok(text_result(text))
+    }
+
+    /// Makes a prepared episode the current one; the old one's task servers are closed.
+    async fn install(&self, episode: Episode, task: TaskInstance, tools: Option<McpSession>) {
         let old = {
             let mut state = self.state.lock().await;
-            std::mem::replace(
-                &mut *state,
-                State { episode: Some(episode), task: Some(task), tools, verdict: None, unscored: None },
-            )
+            let new =
+                State { episode: Some(episode), task: Some(task), tools, verdict: None, unscored: None };
+            std::mem::replace(&mut *state, new)
         };
         if let Some(old) = old.tools {
             old.close().await;
         }
-        Ok(text_result(text))
     }
 
     /// Starts a free phone: an episode of no task (no goal, no criteria, every app tracked).
@@ -433,22 +437,7 @@ impl PhoneServer {
             }
         };
         let text = format!("A free phone (seed {seed}).\n\n{}", episode.observation().text);
-        let old = {
-            let mut state = self.state.lock().await;
-            std::mem::replace(
-                &mut *state,
-                State {
-                    episode: Some(episode),
-                    task: Some(task),
-                    tools: None,
-                    verdict: None,
-                    unscored: None,
-                },
-            )
-        };
-        if let Some(old) = old.tools {
-            old.close().await;
-        }
+        self.install(episode, task, None).await;
         Ok(text_result(text))
     }
 
@@ -495,7 +484,7 @@ impl PhoneServer {
             tools.close().await;
         }
         match episode.finish() {
-            Ok(trajectory) if task.task_id == FREE_PHONE && task.criteria.is_empty() => {
+            Ok(trajectory) if is_free_phone(task) => {
                 text.push_str(&format!(
                     "The free phone's session is over ({}); it has no verdict.",
                     end_text(trajectory.end.as_ref())
@@ -519,6 +508,11 @@ impl PhoneServer {
 
 /// The task id of a free phone (no task).
 const FREE_PHONE: &str = "free";
+/// Whether `task` is a free phone's (suite tasks always have criteria).
+fn is_free_phone(task: &TaskInstance) -> bool {
+    task.task_id == FREE_PHONE && task.criteria.is_empty()
+}
+
 /// The step budget of a free phone.
 const FREE_PHONE_STEPS: u32 = 100_000;
 
