@@ -12,8 +12,10 @@
 #   tests): installed here with `npm ci` from the committed lock file; Node.js from Debian when
 #   missing;
 # - python3 (the deliberately broken MCP server of the failure tests is a standard-library script)
-#   and a venv in tools/py/.venv with the pinned `mcp` package (PyPI: the official Python SDK),
-#   whose client drives `phonebench mcp-server` in the interop tests.
+#   and a venv in tools/py/.venv with the pinned packages of tools/py/requirements.txt: the
+#   official MCP Python SDK (`mcp`, whose client drives `phonebench mcp-server` in the interop
+#   tests) and what the Python package's pytest suite needs (httpx, gymnasium, numpy,
+#   websockets, ray, pytest; crates/cli/tests/python_package.rs runs it against this build).
 # Model tests need no model: they use the in-repository mock server. The real-model test is
 # opt-in (tools/llama-server.sh, then `cargo test -p phonebench --test real_llm -- --ignored`).
 set -euo pipefail
@@ -66,7 +68,7 @@ fi
 
 # The Python SDK, pinned with everything it pulls in (again only when the pins changed).
 if ! cmp -s tools/py/requirements.txt tools/py/.venv/installed-requirements.txt 2>/dev/null; then
-  echo "tools/test.sh: installing the Python MCP SDK into tools/py/.venv"
+  echo "tools/test.sh: installing the pinned Python packages (MCP SDK, pytest, gymnasium, ray, ...) into tools/py/.venv"
   rm -rf tools/py/.venv
   python3 -m venv tools/py/.venv \
     && tools/py/.venv/bin/pip install --quiet --disable-pip-version-check -r tools/py/requirements.txt \

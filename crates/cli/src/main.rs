@@ -18,6 +18,7 @@ mod models;
 mod play;
 mod report;
 mod screenshot;
+mod serve;
 mod sphinx_eval;
 mod suite;
 
@@ -84,6 +85,9 @@ enum Command {
     Run(Box<suite::RunArgs>),
     /// Write the static HTML report of a results folder.
     Report(report::ReportArgs),
+    /// Merge the results folders of a sharded run (`run --shard I/N`) into one, the same as the
+    /// unsharded run's (episodes.jsonl byte for byte), with its summary and report.
+    Merge(suite::MergeArgs),
     /// List the agents (scripted and model-driven), or export a built-in one's configuration
     /// and prompt templates to edit.
     Agents(models::AgentsArgs),
@@ -137,6 +141,9 @@ enum Command {
     /// Serve the simulated phone over MCP (stdio, or streamable HTTP with --http): tools to list
     /// and start tasks, observe (text or screenshot), act, finish and read the verdict.
     McpServer(mcp::McpServerArgs),
+    /// Serve phones as environments over HTTP and WebSocket (OpenEnv-shaped: /reset, /step,
+    /// /state, /health, /schema, /ws), for Python clients, Gymnasium and RL trainers.
+    Serve(serve::ServeArgs),
     /// The offline MCP tool servers (geo, weather, finance, tracker): list their tools, call one,
     /// or serve one over stdio or streamable HTTP.
     #[command(subcommand)]
@@ -302,6 +309,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             report::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Merge(args) => {
+            suite::merge(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Screenshot(args) => {
             screenshot::run(&args)?;
             Ok(ExitCode::SUCCESS)
@@ -326,6 +337,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::McpServer(args) => {
             mcp::serve_phone(args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve(args) => {
+            serve::serve(args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::McpTools(command) => {

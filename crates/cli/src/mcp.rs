@@ -130,6 +130,26 @@ pub async fn bind(addr: &str, token_env: Option<&str>) -> Result<(tokio::net::Tc
     Ok((listener, token))
 }
 
+/// The suite, apps and MCP configuration a phone server plays.
+pub fn phone_config(
+    suite: &str,
+    apps: Option<std::path::PathBuf>,
+    mcp: &McpArgs,
+) -> Result<phonebench_serve::PhoneServerConfig> {
+    let dir = crate::suite::suite_dir(suite)?;
+    let suite = phonebench_tasks::Suite::load(&dir).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("the suite does not load:\n{}", lines.join("\n"))
+    })?;
+    let catalog = phonebench_phone::Catalog::load_dir(&crate::play::apps_dir(apps))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(phonebench_serve::PhoneServerConfig {
+        catalog,
+        suite: std::sync::Arc::new(suite),
+        mcp: std::sync::Arc::new(mcp.config()?),
+    })
+}
+
 /// `phonebench mcp-server`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct McpServerArgs {
@@ -157,18 +177,7 @@ pub struct McpServerArgs {
 
 /// Serves the phone until the client (stdio) or the process (HTTP) ends.
 pub fn serve_phone(args: McpServerArgs) -> Result<()> {
-    let dir = crate::suite::suite_dir(&args.suite)?;
-    let suite = phonebench_tasks::Suite::load(&dir).map_err(|errors| {
-        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        anyhow::anyhow!("the suite does not load:\n{}", lines.join("\n"))
-    })?;
-    let catalog = phonebench_phone::Catalog::load_dir(&crate::play::apps_dir(args.apps.clone()))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let config = phonebench_serve::PhoneServerConfig {
-        catalog,
-        suite: std::sync::Arc::new(suite),
-        mcp: std::sync::Arc::new(args.mcp.config()?),
-    };
+    let config = phone_config(&args.suite, args.apps.clone(), &args.mcp)?;
     let rt = runtime()?;
     match args.http {
         None => {

@@ -42,23 +42,5 @@ pub fn run(args: &ReportArgs) -> Result<()> {
 /// Whether `path` is `dir` or lies inside it (symbolic links of `dir` resolved; `path` need not
 /// exist yet).
 fn inside(path: &Path, dir: &Path) -> bool {
-    // The deepest ancestor that exists, resolved, with the rest of the path appended.
-    let resolve = |p: &Path| {
-        let p = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-        let mut rest = Vec::new();
-        let mut base = p.as_path();
-        loop {
-            if let Ok(real) = base.canonicalize() {
-                return rest.iter().rev().fold(real, |acc: PathBuf, part| acc.join(part));
-            }
-            match (base.parent(), base.file_name()) {
-                (Some(parent), Some(name)) => {
-                    rest.push(name.to_os_string());
-                    base = parent;
-                }
-                _ => return p.clone(),
-            }
-        }
-    };
-    resolve(path).starts_with(resolve(dir))
+    phonebench_runner::results::resolve_path(path).starts_with(phonebench_runner::results::resolve_path(dir))
 }

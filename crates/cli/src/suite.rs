@@ -105,6 +105,11 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Run only slice I (0-based) of N of the episodes, e.g. `--shard 0/4`; `phonebench merge`
+    /// combines the N folders. Under a Kubernetes Indexed Job: `--shard $(JOB_COMPLETION_INDEX)/N`;
+    /// a Slurm array `--array=0-3`: `--shard $SLURM_ARRAY_TASK_ID/4`.
+    #[arg(long)]
+    shard: Option<phonebench_runner::Shard>,
     /// Validate every task again even if it validated before unchanged.
     #[arg(long)]
     revalidate: bool,
@@ -268,10 +273,10 @@ pub fn run(args: &RunArgs) -> Result<bool> {
     let cache = setup.cache.clone();
     let (suite, catalog) = load(&args.suite)?;
     let suite_name = suite.manifest.name.clone();
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(format!("{suite_name}-{}", setup.agent.name())));
+    let out = args.out.clone().unwrap_or_else(|| {
+        let shard = args.shard.map(|s| format!("-shard{}of{}", s.index, s.count)).unwrap_or_default();
+        PathBuf::from("results").join(format!("{suite_name}-{}{shard}", setup.agent.name()))
+    });
     let concurrency = args
         .concurrency
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
@@ -307,6 +312,7 @@ pub fn run(args: &RunArgs) -> Result<bool> {
         user: setup.user,
         save_screenshots: args.save_screenshots,
         stop_after_infrastructure: args.stop_after_infra,
+        shard: args.shard,
         mcp: std::sync::Arc::new(mcp.clone()),
     };
     let rt = runtime()?;
@@ -362,4 +368,42 @@ pub fn run(args: &RunArgs) -> Result<bool> {
         );
     }
     Ok(infrastructure == 0 && outcome.stopped.is_none())
+}
+
+/// `phonebench merge`.
+#[derive(clap::Args, Debug)]
+pub struct MergeArgs {
+    /// The shards' results folders (every shard of the run, once).
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// The merged results folder.
+    #[arg(long)]
+    out: PathBuf,
+    /// Replace results already in --out.
+    #[arg(long)]
+    fresh: bool,
+    /// Do not write the HTML report.
+    #[arg(long)]
+    no_report: bool,
+}
+
+/// Merges shards, prints the summary table, writes the report.
+pub fn merge(args: &MergeArgs) -> Result<()> {
+    let outcome = phonebench_runner::merge(&args.dirs, &args.out, args.fresh)?;
+    let db = phonebench_runner::ResultsDb::open_existing(&args.out)?;
+    let summary = metrics::summarize(&db.episodes()?);
+    out!("{}", metrics::format_table(&summary))?;
+    out!(
+        "{} episodes of {} shards merged into {} and {}",
+        outcome.episodes,
+        args.dirs.len(),
+        args.out.join(phonebench_runner::results::DB_FILE).display(),
+        outcome.jsonl.display()
+    )?;
+    if !args.no_report {
+        let files = phonebench_report::write_report(&args.out, &args.out.join("report"))
+            .map_err(|e| anyhow::anyhow!("report: {e}"))?;
+        out!("report: {}", files.index.display())?;
+    }
+    Ok(())
 }

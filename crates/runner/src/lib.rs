@@ -7,6 +7,9 @@
 //! wall-clock limit, then the criteria) → each result is stored atomically in
 //! [`results::ResultsDb`] → `episodes.jsonl` is exported sorted → [`metrics`] summarize.
 //!
+//! A run can be split into shards ([`shard::Shard`], `--shard I/N`) run anywhere and merged
+//! ([`shard::merge`]) into the folder the unsharded run would have written.
+//!
 //! One run at a time writes a results folder ([`results::ResultsLock`]), and a run resumes
 //! only what the same settings, task files, apps and build would have produced
 //! ([`results::RunConfig`], [`fingerprint`]).
@@ -17,9 +20,11 @@ pub mod metrics;
 pub mod record;
 pub mod results;
 pub mod run;
+pub mod shard;
 pub mod validate;
 
 pub use episode::{Extras, Limits, run_agent, run_episode};
 pub use results::{EpisodeResult, ResultsDb, ResultsLock, RunConfig, StepResult};
 pub use run::{AgentChoice, AgentKind, RunError, RunOptions, RunOutcome, run_suite};
+pub use shard::{MergeError, MergeOutcome, Shard, merge};
 pub use validate::{TaskValidation, ValidationCache, instantiate, validate_task, validate_task_with};

@@ -385,6 +385,10 @@ pub struct RunConfig {
     /// The MCP configuration (servers and limits), when not the default one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<String>,
+    /// The slice of the run's episodes this folder holds (`I/N`), for a sharded run; merged
+    /// shards have none, like the unsharded run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
     /// The phonebench build that ran the episodes ([`crate::fingerprint::binary_identity`]).
     /// Absent in results written before builds were recorded: such a folder cannot be resumed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -876,5 +880,25 @@ impl ResultsDb {
         std::fs::write(&tmp, text).map_err(|source| ResultsError::Io { path: tmp.clone(), source })?;
         std::fs::rename(&tmp, &target).map_err(|source| ResultsError::Io { path: target.clone(), source })?;
         Ok(target)
+    }
+}
+
+/// `path` made absolute, with the symbolic links of its deepest existing ancestor resolved (the
+/// rest need not exist yet).
+pub fn resolve_path(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    let mut base = absolute.as_path();
+    loop {
+        if let Ok(real) = base.canonicalize() {
+            return rest.iter().rev().fold(real, |acc: PathBuf, part| acc.join(part));
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                base = parent;
+            }
+            _ => return absolute,
+        }
     }
 }

@@ -12,7 +12,7 @@ use phonebench_agents::{Agent, HumanAgent, NoopAgent, RandomAgent, ReferenceAgen
 use phonebench_env::EpisodeOptions;
 use phonebench_observe::ObservationFormat;
 use phonebench_phone::Catalog;
-use phonebench_tasks::{Suite, TaskInstance};
+use phonebench_tasks::{Suite, TaskInstance, TaskSpec};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
@@ -152,6 +152,8 @@ pub struct RunOptions {
     pub stop_after_infrastructure: usize,
     /// MCP servers beyond (or instead of) the built-in ones, and the limits of calls.
     pub mcp: Arc<phonebench_mcp::McpConfig>,
+    /// Run only this slice of the episodes ([`crate::shard`]); `None` runs them all.
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl RunOptions {
@@ -178,6 +180,7 @@ impl RunOptions {
             save_screenshots: false,
             stop_after_infrastructure: 0,
             mcp: Arc::default(),
+            shard: None,
         }
     }
 }
@@ -281,12 +284,23 @@ pub async fn run_suite(
             .collect::<Result<_, RunError>>()?,
         binary: Some(binary_identity()),
         mcp: (*options.mcp != phonebench_mcp::McpConfig::default()).then(|| options.mcp.fingerprint()),
+        shard: options.shard.map(|s| s.to_string()),
     };
+    // The run's episodes in suite order, each task with its instances; a shard keeps its slice.
+    let episodes: Vec<(&TaskSpec, u32)> = selected
+        .iter()
+        .flat_map(|t| (0..options.instances).map(move |i| (*t, i)))
+        .enumerate()
+        .filter(|(k, _)| options.shard.is_none_or(|s| s.holds(*k)))
+        .map(|(_, e)| e)
+        .collect();
     // Claimed before validating: a folder holding another run's results is refused at once.
     db.claim(&config, options.resume)?;
     // Tasks validate independently: in parallel, problems reported in suite order.
     let mut checks = JoinSet::new();
-    for (i, task) in selected.iter().enumerate() {
+    // Only the tasks this run (or shard) plays are validated.
+    let played: std::collections::BTreeSet<&str> = episodes.iter().map(|(t, _)| t.id.as_str()).collect();
+    for (i, task) in selected.iter().enumerate().filter(|(_, t)| played.contains(t.id.as_str())) {
         if options.validation_cache.as_ref().is_some_and(|c| c.is_valid(task, options.seed)) {
             continue;
         }
@@ -313,16 +327,14 @@ pub async fn run_suite(
 
     let mut pending = Vec::new();
     let mut skipped = 0;
-    for task in &selected {
-        for instance in 0..options.instances {
-            if done.contains(&episode_key(&task.id, instance)) {
-                skipped += 1;
-                continue;
-            }
-            let inst = instantiate(catalog, task, options.seed, instance)
-                .map_err(|e| RunError::Instance(e.to_string()))?;
-            pending.push(inst);
+    for (task, instance) in episodes {
+        if done.contains(&episode_key(&task.id, instance)) {
+            skipped += 1;
+            continue;
         }
+        let inst = instantiate(catalog, task, options.seed, instance)
+            .map_err(|e| RunError::Instance(e.to_string()))?;
+        pending.push(inst);
     }
 
     let human = options.agent.is(AgentKind::Human);

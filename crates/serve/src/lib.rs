@@ -13,14 +13,9 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use phonebench_actions::{Action, Direction, FinishStatus, Key, Point, Target};
-use phonebench_env::{Episode, EpisodeEnd, EpisodeOptions, TurnInput};
-use phonebench_eval::{EvalContext, Semantics, Verdict, evaluate};
+use phonebench_env::EpisodeOptions;
 use phonebench_mcp::offline::check_arguments;
-use phonebench_mcp::{FailurePolicy, McpConfig, McpSession};
 use phonebench_observe::ObservationFormat;
-use phonebench_phone::Catalog;
-use phonebench_pixels::SomStyle;
-use phonebench_tasks::{Suite, TaskInstance};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -30,35 +25,21 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value, json};
 use tokio::sync::Mutex;
 
-/// What the server plays: the apps and the suite whose tasks `start_task` can start.
-#[derive(Clone)]
-pub struct PhoneServerConfig {
-    /// The installed apps.
-    pub catalog: Catalog,
-    /// The suite.
-    pub suite: Arc<Suite>,
-    /// MCP servers of MCP tasks (the built-in ones unless redefined).
-    pub mcp: Arc<McpConfig>,
-}
+pub mod env_server;
+mod session;
+
+pub use session::{
+    Acted, FREE_PHONE, PhoneServerConfig, PhoneSession, Prepared, end_text, is_free_phone, prepare_free,
+    prepare_task, verdict_json,
+};
 
 /// One phone on MCP.
 #[derive(Clone)]
 pub struct PhoneServer {
     config: PhoneServerConfig,
-    state: Arc<Mutex<State>>,
+    state: Arc<Mutex<PhoneSession>>,
     /// The HTTP session place this phone holds, if it was handed one.
     _ticket: Option<Arc<SessionTicket>>,
-}
-
-#[derive(Default)]
-struct State {
-    episode: Option<Episode>,
-    task: Option<TaskInstance>,
-    tools: Option<McpSession>,
-    verdict: Option<Verdict>,
-    /// The episode ended as an infrastructure failure (a task server failed under the
-    /// `infrastructure` policy): why. It has no verdict.
-    unscored: Option<String>,
 }
 
 /// A tool's schema: `(name, type, description)` properties and the required ones.
@@ -225,20 +206,10 @@ fn target_of(args: &Map<String, Value>) -> Result<Option<Target>, String> {
     }
 }
 
-fn verdict_json(task: &TaskInstance, verdict: &Verdict) -> Value {
-    json!({
-        "task_id": task.task_id,
-        "instance": task.instance,
-        "success": verdict.success,
-        "acp": verdict.acp,
-        "criteria": verdict.criteria.iter().map(|c| json!({ "label": c.label, "passed": c.passed, "detail": c.detail })).collect::<Vec<_>>(),
-    })
-}
-
 impl PhoneServer {
     /// A phone serving `config`'s suite.
     pub fn new(config: PhoneServerConfig) -> PhoneServer {
-        PhoneServer { config, state: Arc::new(Mutex::new(State::default())), _ticket: None }
+        PhoneServer { config, state: Arc::new(Mutex::new(PhoneSession::default())), _ticket: None }
     }
 
     /// A phone that holds one of `sessions`' places while it lives (every clone shares it): the
@@ -283,11 +254,11 @@ impl PhoneServer {
             return Ok(self.act(&mut state, action).await);
         }
         Ok(match name {
-            "task_tools" => match &state.tools {
+            "task_tools" => match state.tools() {
                 Some(s) => text_result(serde_json::to_string_pretty(s.tools()).unwrap_or_default()),
                 None => text_result("[]"),
             },
-            "get_verdict" => match (&state.task, &state.verdict, &state.unscored) {
+            "get_verdict" => match (state.task(), state.verdict(), state.unscored()) {
                 (Some(task), Some(v), _) => {
                     text_result(serde_json::to_string_pretty(&verdict_json(task, v)).unwrap_or_default())
                 }
@@ -299,8 +270,8 @@ impl PhoneServer {
                 _ => tool_error("no episode: `start_task` starts one"),
             },
             _ => {
-                let max_steps = state.task.as_ref().map_or(0, |t| t.max_steps);
-                let Some(episode) = state.episode.as_mut() else { return Ok(no_episode(&state)) };
+                let max_steps = state.task().map_or(0, |t| t.max_steps);
+                let Some(episode) = state.episode() else { return Ok(no_episode(&state)) };
                 match name {
                     "get_goal" => text_result(format!(
                         "{}\n(step {} of {})",
@@ -312,7 +283,7 @@ impl PhoneServer {
                     "observe" => text_result(episode.observation().text.clone()),
                     "screenshot" => {
                         let som = args.get("som").and_then(Value::as_bool).unwrap_or(false);
-                        match screenshot(episode, som) {
+                        match state.screenshot_png(som) {
                             Ok(png) => CallToolResult::success(vec![ContentBlock::image(
                                 base64::engine::general_purpose::STANDARD.encode(png),
                                 "image/png",
@@ -331,9 +302,9 @@ impl PhoneServer {
     /// slow server never holds the phone while it is reached. `Err` is a bad argument.
     async fn start_task(&self, args: &Map<String, Value>) -> Result<CallToolResult, String> {
         let id = args.get("task_id").and_then(Value::as_str).unwrap_or_default();
-        let Some(spec) = self.config.suite.tasks.iter().find(|t| t.id == id) else {
+        if !self.config.suite.tasks.iter().any(|t| t.id == id) {
             return Ok(tool_error(format!("no task `{id}` (`list_tasks` lists them)")));
-        };
+        }
         let whole = |key: &str, max: u64| match args.get(key) {
             None => Ok(None),
             Some(v) => v
@@ -345,59 +316,26 @@ impl PhoneServer {
         let instance = whole("instance", u64::from(u32::MAX))?.unwrap_or(0) as u32;
         let seed = whole("seed", u64::MAX)?.unwrap_or(self.config.suite.manifest.seed);
         let format = format_of(args)?.unwrap_or(ObservationFormat::SphinxTree);
-        let task = match phonebench_runner::instantiate(&self.config.catalog, spec, seed, instance) {
-            Ok(t) => t,
-            Err(e) => return Ok(tool_error(format!("task `{id}`: {e}"))),
-        };
-        let tools = if task.mcp_servers.is_empty() {
-            None
-        } else {
-            match McpSession::connect(&task.mcp_servers, &task.mcp_tools, &self.config.mcp).await {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    return Ok(tool_error(format!(
-                        "the task's MCP servers: {e} (the current episode goes on)"
-                    )));
-                }
-            }
-        };
         let options = EpisodeOptions { format, ..EpisodeOptions::default() };
-        let episode = match Episode::start(&self.config.catalog, &task, options) {
-            Ok(e) => e,
-            Err(e) => {
-                if let Some(t) = tools {
-                    t.close().await;
-                }
-                return Ok(tool_error(format!("starting `{id}`: {e} (the current episode goes on)")));
-            }
+        let prepared = match prepare_task(&self.config, id, seed, instance, options, None).await {
+            Ok(p) => p,
+            Err(e) => return Ok(tool_error(format!("{e} (the current episode goes on)"))),
         };
+        let task = prepared.task();
         let text = format!(
             "Task {} (instance {instance}), at most {} steps.\nGoal: {}\n{}\n\n{}",
             task.task_id,
             task.max_steps,
             task.goal,
-            match &tools {
-                Some(s) =>
-                    format!("The task offers {} MCP tools (task_tools, call_task_tool).", s.tools().len()),
-                None => String::new(),
+            if task.mcp_servers.is_empty() {
+                String::new()
+            } else {
+                format!("The task offers {} MCP tools (task_tools, call_task_tool).", prepared.tools().len())
             },
-            episode.observation().text
+            prepared.observation().text
         );
-        self.install(episode, task, tools).await;
+        self.state.lock().await.install(prepared).await;
         Ok(text_result(text))
-    }
-
-    /// Makes a prepared episode the current one; the old one's task servers are closed.
-    async fn install(&self, episode: Episode, task: TaskInstance, tools: Option<McpSession>) {
-        let old = {
-            let mut state = self.state.lock().await;
-            let new =
-                State { episode: Some(episode), task: Some(task), tools, verdict: None, unscored: None };
-            std::mem::replace(&mut *state, new)
-        };
-        if let Some(old) = old.tools {
-            old.close().await;
-        }
     }
 
     /// Starts a free phone: an episode of no task (no goal, no criteria, every app tracked).
@@ -408,113 +346,49 @@ impl PhoneServer {
         };
         let format = format_of(args)?.unwrap_or(ObservationFormat::SphinxTree);
         let app = args.get("app").and_then(Value::as_str).map(str::to_string);
-        let task = TaskInstance {
-            task_id: FREE_PHONE.into(),
-            instance: 0,
-            seed,
-            goal: "No task: the phone is yours to explore.".into(),
-            category: phonebench_tasks::Category::Completion,
-            apps: self.config.catalog.apps().iter().map(|a| a.manifest.id.clone()).collect(),
-            max_steps: FREE_PHONE_STEPS,
-            clock_start_ms: phonebench_phone::CLOCK_START_MS,
-            start: phonebench_tasks::spec::Start { app, ..Default::default() },
-            tags: Default::default(),
-            params: Default::default(),
-            sql_params: Default::default(),
-            setup: Vec::new(),
-            facts: Vec::new(),
-            mcp_tools: Vec::new(),
-            mcp_servers: Vec::new(),
-            reference: Vec::new(),
-            criteria: Vec::new(),
-            judges: Vec::new(),
-        };
         let options = EpisodeOptions { format, ..EpisodeOptions::default() };
-        let episode = match Episode::start(&self.config.catalog, &task, options) {
-            Ok(e) => e,
-            Err(e) => {
-                return Ok(tool_error(format!("starting the phone: {e} (the current episode goes on)")));
-            }
+        let prepared = match prepare_free(&self.config, app, seed, options, None) {
+            Ok(p) => p,
+            Err(e) => return Ok(tool_error(format!("{e} (the current episode goes on)"))),
         };
-        let text = format!("A free phone (seed {seed}).\n\n{}", episode.observation().text);
-        self.install(episode, task, None).await;
+        let text = format!("A free phone (seed {seed}).\n\n{}", prepared.observation().text);
+        self.state.lock().await.install(prepared).await;
         Ok(text_result(text))
     }
 
     /// One action on the episode; when it ends the episode, the verdict is computed and returned.
-    async fn act(&self, state: &mut State, action: Action) -> CallToolResult {
-        if state.episode.is_none() {
-            return no_episode(state);
-        }
-        let mut mcp_reply = None;
-        if let (Action::McpCall { tool, arguments }, Some(session)) = (&action, state.tools.as_mut()) {
-            let o = session.call(tool, arguments).await;
-            if let (Some(failure), FailurePolicy::Infrastructure) = (&o.failure, session.failure_policy()) {
-                // The run's policy: a failed server ends the episode unscored.
-                let why = format!("MCP: {failure}");
-                if let Some(mut episode) = state.episode.take() {
-                    episode.end_with(EpisodeEnd::Infrastructure { message: why.clone() });
-                }
-                if let Some(tools) = state.tools.take() {
-                    tools.close().await;
-                }
-                state.unscored = Some(why.clone());
-                return tool_error(format!("The episode ended unscored (an infrastructure failure): {why}"));
-            }
-            mcp_reply = Some(phonebench_runner::episode::mcp_reply_of(o));
-        }
-        let Some(episode) = state.episode.as_mut() else { return no_episode(state) };
-        let tool_failed =
-            matches!(action, Action::McpCall { .. }) && mcp_reply.as_ref().is_none_or(|r| r.is_error);
+    async fn act(&self, state: &mut PhoneSession, action: Action) -> CallToolResult {
         let raw = serde_json::to_string(&action).unwrap_or_default();
-        let feedback = match episode.step_turn(TurnInput { mcp_reply, ..TurnInput::new(raw, Ok(action)) }) {
-            Ok(f) => f,
-            Err(e) => return tool_error(format!("the phone failed: {e}")),
-        };
-        let mut text = feedback.message.map(|m| format!("{m}\n\n")).unwrap_or_default();
-        if !feedback.done {
-            text.push_str(&episode.observation().text);
-            // A task tool that failed is an error to the MCP host as well.
-            return if tool_failed { tool_error(text) } else { text_result(text) };
-        }
-        let (Some(episode), Some(task)) = (state.episode.take(), state.task.as_ref()) else {
-            return tool_error("no episode");
-        };
-        if let Some(tools) = state.tools.take() {
-            tools.close().await;
-        }
-        match episode.finish() {
-            Ok(trajectory) if is_free_phone(task) => {
-                text.push_str(&format!(
-                    "The free phone's session is over ({}); it has no verdict.",
-                    end_text(trajectory.end.as_ref())
-                ));
+        match state.act(raw, Ok(action)).await {
+            Acted::NoEpisode(_) => no_episode(state),
+            Acted::Unscored(why) => {
+                tool_error(format!("The episode ended unscored (an infrastructure failure): {why}"))
+            }
+            Acted::Going { message, tool_failed, .. } => {
+                let mut text = message.map(|m| format!("{m}\n\n")).unwrap_or_default();
+                text.push_str(&state.observation().map(|o| o.text.clone()).unwrap_or_default());
+                // A task tool that failed is an error to the MCP host as well.
+                if tool_failed { tool_error(text) } else { text_result(text) }
+            }
+            Acted::Over { message, end, verdict, .. } => {
+                let mut text = message.map(|m| format!("{m}\n\n")).unwrap_or_default();
+                match (verdict, state.task()) {
+                    (Some(verdict), Some(task)) => {
+                        text.push_str(&format!("The episode is over ({}).\n", end_text(end.as_ref())));
+                        text.push_str(
+                            &serde_json::to_string_pretty(&verdict_json(task, &verdict)).unwrap_or_default(),
+                        );
+                    }
+                    _ => text.push_str(&format!(
+                        "The free phone's session is over ({}); it has no verdict.",
+                        end_text(end.as_ref())
+                    )),
+                }
                 text_result(text)
             }
-            Ok(trajectory) => {
-                let ctx = EvalContext { semantics: Semantics::AnyMatch, sql_params: task.sql_params.clone() };
-                let verdict = evaluate(&task.criteria, &trajectory, &ctx);
-                text.push_str(&format!("The episode is over ({}).\n", end_text(trajectory.end.as_ref())));
-                text.push_str(
-                    &serde_json::to_string_pretty(&verdict_json(task, &verdict)).unwrap_or_default(),
-                );
-                state.verdict = Some(verdict);
-                text_result(text)
-            }
-            Err(e) => tool_error(format!("the phone failed: {e}")),
         }
     }
 }
-
-/// The task id of a free phone (no task).
-const FREE_PHONE: &str = "free";
-/// Whether `task` is a free phone's (suite tasks always have criteria).
-fn is_free_phone(task: &TaskInstance) -> bool {
-    task.task_id == FREE_PHONE && task.criteria.is_empty()
-}
-
-/// The step budget of a free phone.
-const FREE_PHONE_STEPS: u32 = 100_000;
 
 /// The tools that act on the phone (each one agent turn).
 const DEVICE_TOOLS: [&str; 10] = [
@@ -531,8 +405,8 @@ const DEVICE_TOOLS: [&str; 10] = [
 ];
 
 /// What to say when a call needs an episode and there is none.
-fn no_episode(state: &State) -> CallToolResult {
-    match (&state.verdict, &state.unscored) {
+fn no_episode(state: &PhoneSession) -> CallToolResult {
+    match (state.verdict(), state.unscored()) {
         (Some(_), _) => {
             tool_error("the episode is over: `get_verdict` reads the verdict, `start_task` starts another")
         }
@@ -540,19 +414,6 @@ fn no_episode(state: &State) -> CallToolResult {
             tool_error(format!("the episode ended unscored ({why}): `start_task` starts another"))
         }
         _ => tool_error("no episode: `start_task` starts one (`list_tasks` lists them)"),
-    }
-}
-
-/// Why an episode ended, in words.
-fn end_text(end: Option<&EpisodeEnd>) -> String {
-    match end {
-        Some(EpisodeEnd::Finished { status: FinishStatus::Complete }) => "finished".into(),
-        Some(EpisodeEnd::Finished { status: FinishStatus::Infeasible }) => "finished as infeasible".into(),
-        Some(EpisodeEnd::Answered) => "answered".into(),
-        Some(EpisodeEnd::Budget) => "the step budget is used up".into(),
-        Some(EpisodeEnd::Timeout) => "the time ran out".into(),
-        Some(other) => format!("{other:?}").to_lowercase(),
-        None => "ended".into(),
     }
 }
 
@@ -645,24 +506,6 @@ fn action_of(name: &str, args: &Map<String, Value>) -> Result<Action, String> {
         }
         other => return Err(format!("no tool `{other}`")),
     })
-}
-
-/// The screen as PNG; with `som`, numbered like the episode's own observation (its targets, in
-/// SPHINX's style for the SPHINX formats, AndroidWorld's otherwise), so a mark's number is the
-/// index `tap` takes.
-fn screenshot(episode: &mut Episode, som: bool) -> Result<Vec<u8>, String> {
-    let image = episode.screen_image().map_err(|e| e.to_string())?;
-    if !som {
-        return image.png().map(|p| p.to_vec()).map_err(|e| e.to_string());
-    }
-    let mut pixmap = image.pixmap().map_err(|e| e.to_string())?.clone();
-    let style = match episode.options().format {
-        ObservationFormat::SphinxTree | ObservationFormat::SphinxList => SomStyle::Sphinx,
-        _ => SomStyle::AndroidWorld,
-    };
-    let tree = episode.tree().clone();
-    phonebench_pixels::draw_marks(&mut pixmap, &tree, &episode.observation().targets, style);
-    phonebench_pixels::encode_png(&pixmap).map_err(|e| e.to_string())
 }
 
 impl ServerHandler for PhoneServer {
