@@ -57,6 +57,11 @@ def find_binary(binary: str | os.PathLike[str] | None = None) -> str:
 
 def _stop(process: subprocess.Popen[str], grace: float = 5.0) -> None:
     """Terminate, then kill after ``grace`` seconds. Safe to call on an exited process."""
+    if process.stdin is not None:
+        try:
+            process.stdin.close()
+        except OSError:
+            pass  # already closed: the server is going anyway
     if process.poll() is None:
         process.terminate()
         try:
@@ -94,7 +99,8 @@ class LocalServer:
     ) -> None:
         self.binary = find_binary(binary)
         self.token = token
-        self.command = [self.binary, "serve", "--bind", bind]
+        # The server exits when this pipe closes, so it never outlives Python, even a SIGKILL.
+        self.command = [self.binary, "serve", "--bind", bind, "--exit-with-stdin"]
         if suite is not None:
             self.command += ["--suite", suite]
         child_env = dict(os.environ)
@@ -109,7 +115,7 @@ class LocalServer:
         self._address: str | None = None
         self.process = subprocess.Popen(
             self.command,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,

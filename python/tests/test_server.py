@@ -3,7 +3,11 @@ without a token."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import sys
+import time
 
 import httpx
 import pytest
@@ -37,6 +41,42 @@ def test_close_stops_the_process(binary: str) -> None:
     server.close()
     assert not server.running
     server.close()  # idempotent
+
+
+def test_the_server_does_not_outlive_a_killed_python(binary: str) -> None:
+    # A Python process that owns a LocalServer is killed with SIGKILL (no finalizer runs):
+    # the server sees its stdin close and stops.
+    script = (
+        "import sys, time\n"
+        "from phonebench import LocalServer\n"
+        "server = LocalServer(sys.argv[1])\n"
+        "print(server.process.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    owner = subprocess.Popen(
+        [sys.executable, "-c", script, binary], stdout=subprocess.PIPE, text=True, env=dict(os.environ)
+    )
+    try:
+        assert owner.stdout is not None
+        server_pid = int(owner.stdout.readline())
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait(30)
+        deadline = time.monotonic() + 30
+        while _alive(server_pid):
+            assert time.monotonic() < deadline, "the server outlived the Python process that started it"
+            time.sleep(0.05)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (an exited child of nobody's waiting)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ", 1)[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
 
 
 def test_missing_binary_is_a_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]

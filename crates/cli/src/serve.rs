@@ -33,6 +33,10 @@ pub struct ServeArgs {
     /// Largest request body or WebSocket message, in bytes.
     #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1024..))]
     max_request_bytes: u64,
+    /// Stop when standard input closes: a parent process that started the server with a pipe
+    /// on its stdin takes the server with it however it ends (even `kill -9`).
+    #[arg(long)]
+    exit_with_stdin: bool,
     /// Every session's screen size, `WxH` or `WxH@DPI` (768x1280 is SPHINX's).
     #[arg(long, default_value = "1080x2400")]
     size: String,
@@ -40,8 +44,19 @@ pub struct ServeArgs {
     mcp: McpArgs,
 }
 
-/// Serves until the process is stopped.
+/// Serves until the process is stopped (or, with `--exit-with-stdin`, stdin closes).
 pub fn serve(args: ServeArgs) -> Result<()> {
+    if args.exit_with_stdin {
+        // A plain thread: reading stdin blocks, and the end of it ends the process.
+        std::thread::spawn(|| {
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            // Not eprintln!: the parent may be gone with the read end of stderr, and a panic on
+            // the broken pipe would end this thread instead of the process.
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "phonebench serve: stdin closed, stopping");
+            std::process::exit(0);
+        });
+    }
     let config = crate::mcp::phone_config(&args.suite, args.apps.clone(), &args.mcp)?;
     runtime()?.block_on(async {
         let (listener, token) = bind(&args.bind, args.token_env.as_deref()).await?;

@@ -136,7 +136,13 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(json!({ "error": self.message, "code": self.code }))).into_response()
+        let body = Json(json!({ "error": self.message, "code": self.code }));
+        if self.status == StatusCode::PAYLOAD_TOO_LARGE {
+            // The rest of the body is not read, so the connection cannot be reused: say so,
+            // or a client sending its next request on it meets a broken pipe.
+            return (self.status, [(header::CONNECTION, "close")], body).into_response();
+        }
+        (self.status, body).into_response()
     }
 }
 

@@ -223,6 +223,8 @@ async fn bad_requests_get_a_4xx_with_a_message() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 413);
+    // The unread rest of the body makes the connection unusable: the reply says so.
+    assert_eq!(r.headers()["connection"], "close");
     // Nothing above hurt the session.
     let (status, _) = post(addr, "/step", json!({ "session_id": session, "action": "press [back]" })).await;
     assert_eq!(status, 200);
