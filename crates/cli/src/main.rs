@@ -16,6 +16,7 @@ macro_rules! out {
 mod mcp;
 mod models;
 mod play;
+mod quality;
 mod report;
 mod screenshot;
 mod serve;
@@ -85,6 +86,9 @@ enum Command {
     Run(Box<suite::RunArgs>),
     /// Write the static HTML report of a results folder.
     Report(report::ReportArgs),
+    /// The task-quality report of a suite: per task, reference length, criteria, tags, what
+    /// random play reaches (paths, screens, successes); goal pairs that read nearly alike.
+    TaskReport(quality::TaskReportArgs),
     /// Merge the results folders of a sharded run (`run --shard I/N`) into one, the same as the
     /// unsharded run's (episodes.jsonl byte for byte), with its summary and report.
     Merge(suite::MergeArgs),
@@ -307,6 +311,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::SphinxEval(args) => Ok(ExitCode::from(sphinx_eval::run(&args)?.clamp(0, 255) as u8)),
         Command::Report(args) => {
             report::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::TaskReport(args) => {
+            quality::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge(args) => {

@@ -172,7 +172,7 @@ pub fn suite_dir(name: &str) -> Result<PathBuf> {
     bail!("no suite `{name}` (looked for suite.toml in: {})", looked.join(", "))
 }
 
-fn load(args: &SuiteArgs) -> Result<(Suite, Catalog)> {
+pub(crate) fn load(args: &SuiteArgs) -> Result<(Suite, Catalog)> {
     let dir = suite_dir(&args.suite)?;
     let suite = Suite::load(&dir).map_err(|errors| {
         let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();

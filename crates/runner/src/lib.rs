@@ -17,6 +17,7 @@
 pub mod episode;
 pub mod fingerprint;
 pub mod metrics;
+pub mod quality;
 pub mod record;
 pub mod results;
 pub mod run;
