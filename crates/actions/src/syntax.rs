@@ -178,7 +178,7 @@ pub(crate) fn parse_json_object(syntax: &'static str, text: &str) -> Result<Map<
 }
 
 /// `a string`, `an array`… for messages.
-pub(crate) fn json_type(value: &Value) -> &'static str {
+pub fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

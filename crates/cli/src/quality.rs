@@ -6,19 +6,14 @@ use anyhow::{Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use phonebench_runner::quality::{QualityOptions, similar_goals, task_quality};
 
-use crate::suite::{McpArgs, SuiteArgs, load, runtime};
+use crate::suite::{ValidateArgs, load, runtime};
 
 /// `phonebench task-report`.
 #[derive(clap::Args, Debug)]
 pub struct TaskReportArgs {
+    /// The suite, the tasks, the seed of the instance measured, MCP servers: as `validate`.
     #[command(flatten)]
-    suite: SuiteArgs,
-    /// Only tasks whose id matches this glob (`*`, `?`).
-    #[arg(long)]
-    tasks: Option<String>,
-    /// Suite seed of the instance measured (default: the suite's).
-    #[arg(long)]
-    seed: Option<u64>,
+    select: ValidateArgs,
     /// Random runs per task.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
     random_runs: u64,
@@ -29,8 +24,6 @@ pub struct TaskReportArgs {
     /// One JSON line per task, then one per similar pair, then a summary line.
     #[arg(long)]
     json: bool,
-    #[command(flatten)]
-    mcp: McpArgs,
 }
 
 /// Measures every selected task and prints the report.
@@ -38,15 +31,16 @@ pub fn run(args: &TaskReportArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.similar) {
         bail!("--similar must be between 0 and 1");
     }
-    let (suite, catalog) = load(&args.suite)?;
-    let specs = suite.select(args.tasks.as_deref());
+    let select = &args.select;
+    let (suite, catalog) = load(&select.suite)?;
+    let specs = suite.select(select.tasks.as_deref());
     if specs.is_empty() {
-        bail!("no task matches `{}`", args.tasks.as_deref().unwrap_or("*"));
+        bail!("no task matches `{}`", select.tasks.as_deref().unwrap_or("*"));
     }
     let options = Arc::new(QualityOptions {
-        seed: args.seed.unwrap_or(suite.manifest.seed),
+        seed: select.seed.unwrap_or(suite.manifest.seed),
         random_seeds: (0..args.random_runs).collect(),
-        mcp: Arc::new(args.mcp.config()?),
+        mcp: Arc::new(select.mcp.config()?),
         ..QualityOptions::default()
     });
     let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(specs.len() as u64) };

@@ -27,15 +27,15 @@ pub struct SuiteArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct ValidateArgs {
     #[command(flatten)]
-    suite: SuiteArgs,
+    pub(crate) suite: SuiteArgs,
     /// Only tasks whose id matches this glob (`*`, `?`).
     #[arg(long)]
-    tasks: Option<String>,
+    pub(crate) tasks: Option<String>,
     /// Suite seed (default: the suite's).
     #[arg(long)]
-    seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     #[command(flatten)]
-    mcp: McpArgs,
+    pub(crate) mcp: McpArgs,
 }
 
 /// `phonebench run`.

@@ -272,14 +272,7 @@ fn http_sessions_beyond_the_limit_are_refused() {
 /// the same task through `phonebench mcp-server`, over stdio and over streamable HTTP.
 #[test]
 fn the_python_sdk_client_plays_a_task_over_stdio_and_http() {
-    let python = std::env::var_os("PHONEBENCH_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("tools/py/.venv/bin/python"));
-    assert!(
-        python.is_file(),
-        "{} is missing: tools/test.sh makes the venv (python3 -m venv tools/py/.venv && tools/py/.venv/bin/pip install -r tools/py/requirements.txt)",
-        python.display()
-    );
+    let python = phonebench_testkit::venv_python();
     let play = |args: &[&str]| {
         let output = Command::new(&python)
             .arg(repo().join("tools/py/phone_client.py"))

@@ -4,23 +4,13 @@
 //! unsharded run). The venv is tools/py's (tools/test.sh makes it from the pinned
 //! requirements); a missing venv or package is a failure, never a skip.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use phonebench_testkit::workspace_root as repo;
 
 #[test]
 fn the_python_package_tests_pass() {
-    let python = std::env::var_os("PHONEBENCH_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("tools/py/.venv/bin/python"));
-    assert!(
-        python.is_file(),
-        "{} is missing: tools/test.sh makes the venv (python3 -m venv tools/py/.venv && tools/py/.venv/bin/pip install -r tools/py/requirements.txt)",
-        python.display()
-    );
+    let python = phonebench_testkit::venv_python();
     let output = Command::new(&python)
         .args(["-m", "pytest", "python/tests", "-q", "-p", "no:cacheprovider"])
         .env("PHONEBENCH_BIN", env!("CARGO_BIN_EXE_phonebench"))

@@ -29,6 +29,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use base64::Engine as _;
 use phonebench_actions::json_action::{action_from_object, detect_dialect};
+use phonebench_actions::syntax::json_type;
 use phonebench_actions::{Action, ParseOptions, Syntax, canonical, parse_action_with};
 use phonebench_agents::ReferenceAgent;
 use phonebench_env::{EpisodeEnd, EpisodeOptions, FormatErrorPolicy};
@@ -164,24 +165,13 @@ fn body<T: DeserializeOwned>(payload: Result<Json<Value>, JsonRejection>) -> Res
 /// only objects are requests.
 fn from_object<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
     if !value.is_object() {
-        return Err(ApiError::invalid(format!("expected a JSON object, not {}", json_kind(&value))));
+        return Err(ApiError::invalid(format!("expected a JSON object, not {}", json_type(&value))));
     }
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         ApiError::invalid(if path == "." { inner.to_string() } else { format!("{path}: {inner}") })
     })
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// A query string read as `T`, or a 400 saying what is wrong.
@@ -673,7 +663,7 @@ async fn reset_slot(shared: &Shared, slot: &mut Slot, request: ResetRequest) -> 
     slot.seed = if request.task.is_some() { seed } else { request.seed.unwrap_or(0) };
     slot.episode_id = request.episode_id;
     slot.last_used = Instant::now();
-    let mut reply = reply_json(slot, None, None, None, 0.0, false, false, None);
+    let mut reply = reply_json(slot, slot.view, None, None);
     if let Some(info) = reply.get_mut("info").and_then(Value::as_object_mut) {
         info.insert("tools".into(), Value::Array(tools));
     }
@@ -724,21 +714,16 @@ async fn step_slot(slot: &mut Slot, request: StepRequest) -> Result<Value, ApiEr
     let (raw, parsed) = parse_sent_action(&request.action);
     let view = slot.view.with(request.options);
     slot.expert_pending = None;
-    let (message, format_error, done, truncated, reward, unscored) = match slot.phone.act(raw, parsed).await {
+    // How the episode stands afterwards (over, verdict, unscored) is the session's to say;
+    // only the turn's own feedback comes from here.
+    let (message, format_error) = match slot.phone.act(raw, parsed).await {
         Acted::NoEpisode(why) => return Err(ApiError::new(StatusCode::CONFLICT, "SESSION_ERROR", why)),
-        Acted::Going { message, format_error, .. } => (message, format_error, false, false, 0.0, None),
-        Acted::Over { message, format_error, end, verdict } => {
-            let truncated = matches!(end, Some(EpisodeEnd::Budget | EpisodeEnd::Timeout));
-            let reward = match (verdict, slot.reward) {
-                (Some(v), RewardKind::Success) => f64::from(u8::from(v.success)),
-                (Some(v), RewardKind::Acp) => v.acp,
-                (None, _) => 0.0,
-            };
-            (message, format_error, true, truncated, reward, None)
+        Acted::Going { message, format_error, .. } | Acted::Over { message, format_error, .. } => {
+            (message, format_error)
         }
-        Acted::Unscored(why) => (None, None, true, false, 0.0, Some(why)),
+        Acted::Unscored(_) => (None, None),
     };
-    let mut reply = reply_json(slot, Some(view), message, format_error, reward, done, truncated, unscored);
+    let mut reply = reply_json(slot, view, message, format_error);
     if let (Some(id), Some(info)) = (request.request_id, reply.get_mut("info").and_then(Value::as_object_mut))
     {
         info.insert("request_id".into(), Value::String(id));
@@ -746,26 +731,23 @@ async fn step_slot(slot: &mut Slot, request: StepRequest) -> Result<Value, ApiEr
     Ok(reply)
 }
 
-/// `{observation, reward, done, truncated, info}` for the slot as it is now.
-#[allow(clippy::too_many_arguments)]
-fn reply_json(
-    slot: &mut Slot,
-    view: Option<View>,
-    message: Option<String>,
-    format_error: Option<String>,
-    reward: f64,
-    done: bool,
-    truncated: bool,
-    unscored: Option<String>,
-) -> Value {
-    let view = view.unwrap_or(slot.view);
-    let observation = observation_json(slot, view, message, format_error.clone());
+/// `{observation, reward, done, truncated, info}`, read from the session as it is now: the
+/// episode is over once the session has a task and no running episode, truncated when it ended
+/// by budget or time, and pays per `slot.reward` once it has a verdict.
+fn reply_json(slot: &mut Slot, view: View, message: Option<String>, format_error: Option<String>) -> Value {
+    let phone = &slot.phone;
+    let done = phone.task().is_some() && phone.episode().is_none();
+    let truncated = matches!(phone.end(), Some(EpisodeEnd::Budget | EpisodeEnd::Timeout));
+    let reward = match (phone.verdict(), slot.reward) {
+        (Some(v), RewardKind::Success) => f64::from(u8::from(v.success)),
+        (Some(v), RewardKind::Acp) => v.acp,
+        (None, _) => 0.0,
+    };
+    let format_error_seen = format_error.is_some();
+    let observation = observation_json(slot, view, message, format_error);
     let mut info = state_json(slot);
     if let Some(map) = info.as_object_mut() {
-        map.insert("format_error".into(), Value::Bool(format_error.is_some()));
-        if let Some(why) = unscored {
-            map.insert("infrastructure_error".into(), Value::String(why));
-        }
+        map.insert("format_error".into(), Value::Bool(format_error_seen));
     }
     json!({ "observation": observation, "reward": reward, "done": done, "truncated": truncated, "info": info })
 }

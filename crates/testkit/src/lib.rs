@@ -27,6 +27,22 @@ pub fn shared_dir() -> PathBuf {
     dir
 }
 
+/// The Python of the test venv: `$PHONEBENCH_PYTHON`, else `tools/py/.venv/bin/python`, which
+/// tools/test.sh makes from the pinned `tools/py/requirements.txt`.
+///
+/// Panics with instructions when it is missing: the Python tests fail, never skip.
+pub fn venv_python() -> PathBuf {
+    let python = std::env::var_os("PHONEBENCH_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("tools/py/.venv/bin/python"));
+    assert!(
+        python.is_file(),
+        "{} is missing: tools/test.sh makes the venv (python3 -m venv tools/py/.venv && tools/py/.venv/bin/pip install -r tools/py/requirements.txt)",
+        python.display()
+    );
+    python
+}
+
 /// A path inside the shared data folder.
 pub fn shared(relative: &str) -> PathBuf {
     shared_dir().join(relative)
