@@ -434,6 +434,10 @@ pub enum Action {
     Finish {
         /// Whether the agent thinks the goal was reached.
         status: FinishStatus,
+        /// Why, in the agent's words (the reason a goal is infeasible); syntaxes without a place
+        /// for it leave it out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// Ask the (simulated) user a question.
     AskUser {
@@ -542,7 +546,7 @@ mod tests {
             Action::RestartApp { app: None },
             Action::Wait { ms: None },
             Action::Answer { text: String::new() },
-            Action::Finish { status: FinishStatus::Complete },
+            Action::Finish { status: FinishStatus::Complete, reason: None },
             Action::AskUser { text: String::new() },
             Action::McpCall { tool: "t".into(), arguments: serde_json::Map::new() },
         ];

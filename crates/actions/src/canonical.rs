@@ -96,8 +96,12 @@ mod tests {
         round_trip(Action::RestartApp { app: None }, r#"{"action":"restart_app"}"#);
         round_trip(Action::Wait { ms: Some(500) }, r#"{"action":"wait","ms":500}"#);
         round_trip(
-            Action::Finish { status: FinishStatus::Infeasible },
+            Action::Finish { status: FinishStatus::Infeasible, reason: None },
             r#"{"action":"finish","status":"infeasible"}"#,
+        );
+        round_trip(
+            Action::Finish { status: FinishStatus::Infeasible, reason: Some("no such channel".into()) },
+            r#"{"action":"finish","status":"infeasible","reason":"no such channel"}"#,
         );
         let mut arguments = serde_json::Map::new();
         arguments.insert("zeta".into(), 1.into());

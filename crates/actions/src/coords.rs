@@ -767,7 +767,7 @@ fn ui_tars_action(call: &Call, screen: &Screen) -> Result<Action, ParseError> {
         "wait" => Action::Wait { ms: Some(5000) },
         "finished" => match text_arg(&["content"]) {
             Some(content) if !content.trim().is_empty() => Action::Answer { text: content },
-            _ => Action::Finish { status: FinishStatus::Complete },
+            _ => Action::Finish { status: FinishStatus::Complete, reason: None },
         },
         "call_user" => Action::AskUser { text: text_arg(&["content"]).unwrap_or_default() },
         "right_single" | "hover" | "left_click_drag" | "select" => {
@@ -943,8 +943,8 @@ fn mobile_use_action(args: &Map<String, Value>, screen: &Screen) -> Result<Actio
             }
         },
         "terminate" => match string("status")?.as_deref() {
-            None | Some("success") => Action::Finish { status: FinishStatus::Complete },
-            Some("failure") => Action::Finish { status: FinishStatus::Infeasible },
+            None | Some("success") => Action::Finish { status: FinishStatus::Complete, reason: None },
+            Some("failure") => Action::Finish { status: FinishStatus::Infeasible, reason: None },
             Some(other) => return Err(tool_error(format!("`status` `{other}` is not success or failure"))),
         },
         other => {
@@ -1140,7 +1140,7 @@ mod tests {
         // (the action it substitutes after an answer):
         let terminate =
             r#"{"name": "mobile_use", "arguments": {"action": "terminate", "status": "success"}}"#;
-        assert_eq!(ok(terminate, "gui-owl"), Action::Finish { status: FinishStatus::Complete });
+        assert_eq!(ok(terminate, "gui-owl"), Action::Finish { status: FinishStatus::Complete, reason: None });
         // mobile_agent_utils_new.py's docstring example, "click" at [100, 200] on the resized
         // 1092x2408 image, in the <thinking>/<tool_call>/<conclusion> envelope of
         // Mobile-Agent-v3/cookbook/end2end_usage.ipynb:
@@ -1276,8 +1276,14 @@ mod tests {
             Action::OpenApp { app: "Contacts".into() }
         );
         assert_eq!(ok("Action: wait()", g), Action::Wait { ms: Some(5000) });
-        assert_eq!(ok("Action: finished()", g), Action::Finish { status: FinishStatus::Complete });
-        assert_eq!(ok("Action: finished(content='')", g), Action::Finish { status: FinishStatus::Complete });
+        assert_eq!(
+            ok("Action: finished()", g),
+            Action::Finish { status: FinishStatus::Complete, reason: None }
+        );
+        assert_eq!(
+            ok("Action: finished(content='')", g),
+            Action::Finish { status: FinishStatus::Complete, reason: None }
+        );
         assert_eq!(
             ok("Action: finished(content='The meeting is at 3 pm.')", g),
             Action::Answer { text: "The meeting is at 3 pm.".into() }
@@ -1354,11 +1360,11 @@ mod tests {
         assert_eq!(ok(&call(r#"{"action": "wait"}"#), g), Action::Wait { ms: None });
         assert_eq!(
             ok(&call(r#"{"action": "terminate", "status": "failure"}"#), g),
-            Action::Finish { status: FinishStatus::Infeasible }
+            Action::Finish { status: FinishStatus::Infeasible, reason: None }
         );
         assert_eq!(
             ok(&call(r#"{"action": "terminate"}"#), g),
-            Action::Finish { status: FinishStatus::Complete }
+            Action::Finish { status: FinishStatus::Complete, reason: None }
         );
         // Another tool is an MCP call (MobileWorld), `arguments` may be a JSON string (GUI-Owl).
         let Action::McpCall { tool, arguments } =

@@ -214,8 +214,11 @@ pub fn action_from_object(object: &Map<String, Value>, dialect: JsonDialect) -> 
             status: fields
                 .goal_status()?
                 .ok_or_else(|| fields.error("`status` needs `goal_status` (complete or infeasible)"))?,
+            reason: None,
         },
-        "finished" => Action::Finish { status: fields.goal_status()?.unwrap_or(FinishStatus::Complete) },
+        "finished" => {
+            Action::Finish { status: fields.goal_status()?.unwrap_or(FinishStatus::Complete), reason: None }
+        }
         "wait" => Action::Wait { ms: None },
         "answer" => Action::Answer { text: fields.required_text()? },
         "ask_user" => Action::AskUser { text: fields.required_text()? },
@@ -467,7 +470,8 @@ pub fn to_action_type_json(action: &Action, dialect: JsonDialect) -> Result<Stri
             put("action_type", "answer".into());
             put("text", text.as_str().into());
         }
-        Action::Finish { status } => {
+        // JSONAction has no field for a reason: it is left out.
+        Action::Finish { status, .. } => {
             put("action_type", "status".into());
             let status = match status {
                 FinishStatus::Complete => "complete",
@@ -547,7 +551,7 @@ mod tests {
         assert_eq!(parse(r#"{"action_type":"navigate_back"}"#, AW).unwrap(), Action::Key { key: Key::Back });
         assert_eq!(
             parse(r#"{"action_type":"status","goal_status":"infeasible"}"#, AW).unwrap(),
-            Action::Finish { status: FinishStatus::Infeasible }
+            Action::Finish { status: FinishStatus::Infeasible, reason: None }
         );
         assert_eq!(
             parse(r#"{"action_type":"open_app","app_name":"Contacts"}"#, AW).unwrap(),
@@ -583,7 +587,7 @@ mod tests {
         assert_eq!(arguments.get("q"), Some(&Value::from("cafe")));
         assert_eq!(
             parse(r#"{"action_type":"finished"}"#, MW).unwrap(),
-            Action::Finish { status: FinishStatus::Complete }
+            Action::Finish { status: FinishStatus::Complete, reason: None }
         );
         // MobileWorld ignores unknown fields; AndroidWorld rejects them.
         assert!(parse(r#"{"action_type":"wait","reason":"loading"}"#, MW).is_ok());

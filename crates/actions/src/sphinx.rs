@@ -115,7 +115,7 @@ fn parse_press(cursor: &mut Cursor<'_>, options: &ParseOptions) -> Result<Action
         "home" if options.sphinx_home_restarts => Action::RestartApp { app: None },
         "home" => Action::Key { key: Key::Home },
         "none" => Action::Wait { ms: None },
-        "stop" => Action::Finish { status: FinishStatus::Complete },
+        "stop" => Action::Finish { status: FinishStatus::Complete, reason: None },
         _ => {
             return Err(invalid(format!(
                 "unknown key {} in `press [...]`; expected one of {}",
@@ -373,8 +373,8 @@ pub fn to_sphinx(action: &Action) -> Result<String, PrintError> {
         Action::RestartApp { app: Some(_) } => err("SPHINX restarts only the app under test"),
         Action::Wait { ms: None } => Ok("press [none]".to_string()),
         Action::Wait { ms: Some(_) } => err("SPHINX's `press [none]` has no duration"),
-        Action::Finish { status: FinishStatus::Complete } => Ok("press [stop]".to_string()),
-        Action::Finish { status: FinishStatus::Infeasible } => {
+        Action::Finish { status: FinishStatus::Complete, .. } => Ok("press [stop]".to_string()),
+        Action::Finish { status: FinishStatus::Infeasible, .. } => {
             err("SPHINX's `press [stop]` always claims the task is complete")
         }
         Action::Scroll { .. } => err("SPHINX has no scroll; a scroll down is `swipe [i] [up]`"),
@@ -441,7 +441,10 @@ mod tests {
         assert_eq!(parse("press [restart]").unwrap(), Action::RestartApp { app: None });
         assert_eq!(parse("press [home]").unwrap(), Action::RestartApp { app: None });
         assert_eq!(parse("press [none]").unwrap(), Action::Wait { ms: None });
-        assert_eq!(parse("press [stop]").unwrap(), Action::Finish { status: FinishStatus::Complete });
+        assert_eq!(
+            parse("press [stop]").unwrap(),
+            Action::Finish { status: FinishStatus::Complete, reason: None }
+        );
         let home = ParseOptions { sphinx_home_restarts: false, ..ParseOptions::default() };
         assert_eq!(parse_sphinx("press [home]", &home).unwrap(), Action::Key { key: Key::Home });
     }
@@ -535,6 +538,9 @@ mod tests {
         assert!(t(Action::Key { key: Key::Home }).unwrap_err().to_string().contains("restarts the app"));
         assert!(t(Action::Tap { target: Target::Point(Point::new(-1, 2)) }).is_err());
         assert!(t(Action::Scroll { direction: Direction::Down, target: None }).is_err());
-        assert_eq!(t(Action::Finish { status: FinishStatus::Complete }).unwrap(), "press [stop]");
+        assert_eq!(
+            t(Action::Finish { status: FinishStatus::Complete, reason: None }).unwrap(),
+            "press [stop]"
+        );
     }
 }

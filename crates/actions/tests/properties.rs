@@ -91,7 +91,7 @@ fn action() -> impl Strategy<Value = Action> {
         prop::option::of(any::<u64>()).prop_map(|ms| Action::Wait { ms }),
         text().prop_map(|text| Action::Answer { text }),
         prop::sample::select(vec![FinishStatus::Complete, FinishStatus::Infeasible])
-            .prop_map(|status| Action::Finish { status }),
+            .prop_map(|status| Action::Finish { status, reason: None }),
         text().prop_map(|text| Action::AskUser { text }),
         ("[a-z_]{1,12}", arguments()).prop_map(|(tool, arguments)| Action::McpCall { tool, arguments }),
     ]

@@ -68,7 +68,7 @@ impl Agent for HumanAgent {
                 STDIN_CLOSED.store(true, Ordering::SeqCst);
                 return Ok(AgentOutput::new(
                     STDIN_CLOSED_TEXT.to_string(),
-                    Ok(Action::Finish { status: FinishStatus::Infeasible }),
+                    Ok(Action::Finish { status: FinishStatus::Infeasible, reason: None }),
                 ));
             }
             let text = text.trim().to_string();

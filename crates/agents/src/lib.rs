@@ -171,6 +171,8 @@ impl Agent for NoopAgent {
     }
 
     fn act<'a>(&'a mut self, _input: &'a AgentInput) -> BoxFuture<'a, Result<AgentOutput, AgentError>> {
-        Box::pin(async { Ok(AgentOutput::scripted(Action::Finish { status: FinishStatus::Complete })) })
+        Box::pin(async {
+            Ok(AgentOutput::scripted(Action::Finish { status: FinishStatus::Complete, reason: None }))
+        })
     }
 }

@@ -27,11 +27,19 @@ impl ReferenceAgent {
         ReferenceAgent { steps, next: 0, scrolls: 0, failure: None }
     }
 
-    /// The action for the current screen.
+    /// The action for the current screen. A disturbance on it (a pop-up, an ad, a heads-up
+    /// notification, a screen still loading) is dealt with first by the standard dismiss step
+    /// ([`phonebench_phone::dismissal`]); the reference's own step waits for the next turn.
     pub fn decide(&mut self, tree: &UiTree) -> Action {
+        // Also before the closing `finish`: a careful user does not leave a pop-up up.
+        if self.failure.is_none()
+            && let Some(dismissal) = phonebench_phone::dismissal(tree)
+        {
+            return dismiss_action(tree, dismissal);
+        }
         loop {
             let Some(step) = self.steps.get(self.next).cloned() else {
-                return Action::Finish { status: FinishStatus::Complete };
+                return Action::Finish { status: FinishStatus::Complete, reason: None };
             };
             let point = |sel: &Selector| resolve_selector(tree, sel).map(|n| center(tree, n));
             let action = match &step {
@@ -80,7 +88,7 @@ impl ReferenceAgent {
                     Ok(key) => Action::Key { key },
                     Err(e) => {
                         self.failure = Some(format!("reference step {}: {e}", self.next + 1));
-                        return Action::Finish { status: FinishStatus::Infeasible };
+                        return Action::Finish { status: FinishStatus::Infeasible, reason: None };
                     }
                 },
                 RefStep::Open { app } => Action::OpenApp { app: app.clone() },
@@ -106,11 +114,12 @@ impl ReferenceAgent {
                             self.next + 1
                         ));
                         self.next = self.steps.len();
-                        return Action::Finish { status: FinishStatus::Infeasible };
+                        return Action::Finish { status: FinishStatus::Infeasible, reason: None };
                     }
                 },
-                RefStep::Finish { infeasible } => Action::Finish {
+                RefStep::Finish { infeasible, reason } => Action::Finish {
                     status: if *infeasible { FinishStatus::Infeasible } else { FinishStatus::Complete },
+                    reason: reason.clone(),
                 },
             };
             self.next += 1;
@@ -125,7 +134,7 @@ impl ReferenceAgent {
             step_verb(step)
         ));
         self.next = self.steps.len();
-        Action::Finish { status: FinishStatus::Infeasible }
+        Action::Finish { status: FinishStatus::Infeasible, reason: None }
     }
 }
 
@@ -207,4 +216,17 @@ pub fn resolve_selector(tree: &UiTree, selector: &Selector) -> Option<NodeId> {
         }
     }
     None
+}
+
+/// The action that carries out the standard dismiss step.
+pub fn dismiss_action(tree: &UiTree, dismissal: phonebench_phone::Dismissal) -> Action {
+    match dismissal {
+        phonebench_phone::Dismissal::Tap(node) => Action::Tap { target: Target::Point(center(tree, node)) },
+        phonebench_phone::Dismissal::SwipeUp(node) => {
+            let from = center(tree, node);
+            let to = Point::new(from.x, (from.y - 300).max(0));
+            Action::Swipe(phonebench_actions::Swipe::Between { from, to })
+        }
+        phonebench_phone::Dismissal::Wait => Action::Wait { ms: None },
+    }
 }

@@ -185,7 +185,19 @@ pub fn new_environment() -> Environment<'static> {
     );
     env.add_function(
         "search",
-        |state: &State, index: String, text: Option<String>, limit: Option<usize>| -> Result<Value, Error> {
+        |state: &State,
+         index: String,
+         text: Option<String>,
+         limit: Option<usize>,
+         kwargs: Kwargs|
+         -> Result<Value, Error> {
+            // `limit` positionally or by name (`search('pages', q, limit=12)`), as the docs show.
+            let named: Option<usize> = kwargs.get("limit")?;
+            kwargs.assert_all_used()?;
+            if limit.is_some() && named.is_some() {
+                return Err(Error::new(ErrorKind::InvalidOperation, "search: `limit` given twice"));
+            }
+            let limit = limit.or(named);
             let text = text.unwrap_or_default();
             let hits = data_source(state)?
                 .search(&index, &text, limit.unwrap_or(20).min(200))

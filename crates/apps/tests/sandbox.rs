@@ -199,3 +199,38 @@ fn templates_cannot_build_strings_that_fill_memory() {
     let package = AppPackage::load(&dir).expect("loads");
     assert!(render(&package, "probe").expect("renders").contains("a, b, c"));
 }
+
+/// Counts the limit a template's `search` call asks for.
+#[derive(Debug)]
+struct Limits;
+impl DataSource for Limits {
+    fn query(&self, _: Option<&str>, sql: &str, _: &[(String, Value)]) -> Result<Vec<Value>, String> {
+        Err(format!("refused `{sql}`"))
+    }
+    fn search(&self, _: &str, _: &str, limit: usize) -> Result<Vec<Value>, String> {
+        Ok((0..limit).map(Value::from).collect())
+    }
+}
+
+#[test]
+fn search_takes_its_limit_by_position_or_by_name() {
+    let dir = package(
+        "searchlimit",
+        &[(
+            "screens/hits.xml",
+            "<LinearLayout><TextView text=\"{{ search('x', 'q', 3) | length }} {{ search('x', 'q', limit=5) | length }} {{ search('x', 'q') | length }}\"/></LinearLayout>",
+        )],
+    );
+    let loaded = AppPackage::load(&dir).expect("loads");
+    let template = loaded.env.get_template("hits.xml").expect("template");
+    let ctx = Value::from_pairs([(DATA_KEY, Value::from_object(RenderData(Arc::new(Limits))))]);
+    let out = template.render(ctx).expect("renders");
+    assert!(out.contains("3 5 20"), "{out}");
+    let bad = "<LinearLayout><TextView text=\"{{ search('x', 'q', 3, limit=5) | length }}\"/></LinearLayout>";
+    let dir = package("searchlimit2", &[("screens/hits.xml", bad)]);
+    let loaded = AppPackage::load(&dir).expect("loads");
+    let template = loaded.env.get_template("hits.xml").expect("template");
+    let ctx = Value::from_pairs([(DATA_KEY, Value::from_object(RenderData(Arc::new(Limits))))]);
+    let e = template.render(ctx).expect_err("limit twice").to_string();
+    assert!(e.contains("`limit` given twice"), "{e}");
+}

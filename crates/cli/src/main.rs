@@ -102,6 +102,13 @@ enum Command {
     /// `activities.json`, `evaluator.json`) with upstream's evaluator semantics: one JSON line per
     /// folder. Exits 1 if a folder could not be read (the others still print).
     SphinxEval(sphinx_eval::SphinxEvalArgs),
+    /// List the suites (folders and views found by name), and their per-app sub-suites
+    /// (`--suite full:maps`).
+    Suites {
+        /// One JSON object per suite.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the installed app packages.
     Apps {
         /// App packages folder (default: $PHONEBENCH_APPS, ./apps, or the repository's apps/).
@@ -323,6 +330,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Screenshot(args) => {
             screenshot::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Suites { json } => {
+            suite::list_suites(json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Apps { apps, json } => {

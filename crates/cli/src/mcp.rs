@@ -136,11 +136,7 @@ pub fn phone_config(
     apps: Option<std::path::PathBuf>,
     mcp: &McpArgs,
 ) -> Result<phonebench_serve::PhoneServerConfig> {
-    let dir = crate::suite::suite_dir(suite)?;
-    let suite = phonebench_tasks::Suite::load(&dir).map_err(|errors| {
-        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        anyhow::anyhow!("the suite does not load:\n{}", lines.join("\n"))
-    })?;
+    let suite = crate::suite::load_suite(suite)?;
     let catalog = phonebench_phone::Catalog::load_dir(&crate::play::apps_dir(apps))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(phonebench_serve::PhoneServerConfig {

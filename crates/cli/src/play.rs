@@ -48,12 +48,12 @@ pub fn list_apps(dir: &Path, json: bool) -> Result<()> {
             writeln!(out, "{line}")?;
         }
     } else {
-        writeln!(out, "{:<10} {:<10} {:<36} {:>7} {:>7}", "id", "name", "package", "screens", "actions")?;
+        writeln!(out, "{:<10} {:<16} {:<36} {:>7} {:>7}", "id", "name", "package", "screens", "actions")?;
         for app in catalog.apps() {
             let m = &app.manifest;
             writeln!(
                 out,
-                "{:<10} {:<10} {:<36} {:>7} {:>7}",
+                "{:<10} {:<16} {:<36} {:>7} {:>7}",
                 m.id,
                 m.name,
                 m.package,

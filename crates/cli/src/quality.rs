@@ -41,6 +41,7 @@ pub fn run(args: &TaskReportArgs) -> Result<()> {
         seed: select.seed.unwrap_or(suite.manifest.seed),
         random_seeds: (0..args.random_runs).collect(),
         mcp: Arc::new(select.mcp.config()?),
+        disturbances: select.disturbances,
         ..QualityOptions::default()
     });
     let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(specs.len() as u64) };

@@ -8,6 +8,7 @@ use phonebench_env::{EpisodeOptions, FormatErrorPolicy};
 use phonebench_phone::Catalog;
 use phonebench_runner::{Limits, RunOptions, ValidationCache, metrics, run_suite, validate_task_with};
 use phonebench_tasks::{Fnv, Suite};
+use std::io::Write as _;
 
 use crate::FormatArg;
 
@@ -15,7 +16,8 @@ use crate::FormatArg;
 #[derive(clap::Args, Debug, Clone)]
 pub struct SuiteArgs {
     /// Suite folder, or the name of a suite under $PHONEBENCH_SUITES, ./suites or the
-    /// repository's suites/.
+    /// repository's suites/ (`phonebench suites` lists them); `NAME:APP` is the tasks of NAME
+    /// that involve app APP.
     #[arg(long, default_value = "starter")]
     pub suite: String,
     /// App packages folder (default: $PHONEBENCH_APPS, ./apps, or the repository's apps/).
@@ -34,6 +36,10 @@ pub struct ValidateArgs {
     /// Suite seed (default: the suite's).
     #[arg(long)]
     pub(crate) seed: Option<u64>,
+    /// Play with disturbances (`none`, `light`, `heavy`): the reference takes the standard
+    /// dismiss step, the random agent meets them as they come.
+    #[arg(long, default_value = "none")]
+    pub(crate) disturbances: phonebench_phone::Disturbances,
     #[command(flatten)]
     pub(crate) mcp: McpArgs,
 }
@@ -110,6 +116,12 @@ pub struct RunArgs {
     /// a Slurm array `--array=0-3`: `--shard $SLURM_ARRAY_TASK_ID/4`.
     #[arg(long)]
     shard: Option<phonebench_runner::Shard>,
+    /// Disturbances (pop-ups, ads, notifications, slow screens), seeded per episode: `none`
+    /// (default), `light`, `heavy`, or several separated by commas (`none,heavy`) to play every
+    /// episode at each and set the success rates side by side (the robustness delta). Each
+    /// level adds turns to the step budget (light 6, heavy 16).
+    #[arg(long, default_value = "none", value_delimiter = ',')]
+    disturbances: Vec<phonebench_phone::Disturbances>,
     /// Validate every task again even if it validated before unchanged.
     #[arg(long)]
     revalidate: bool,
@@ -150,18 +162,138 @@ impl McpArgs {
     }
 }
 
+/// The folders suites are looked up in by name, in order: `$PHONEBENCH_SUITES`, `./suites`,
+/// the repository's `suites/`.
+pub fn suite_roots() -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    if let Some(dir) = std::env::var_os("PHONEBENCH_SUITES") {
+        roots.push(PathBuf::from(dir));
+    }
+    roots.push(PathBuf::from("suites"));
+    roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites"));
+    roots
+}
+
+/// Loads a suite by path or name. `NAME:APP` is the per-app sub-suite: the tasks of `NAME`
+/// that involve app `APP` (a path that exists as written is never split at its colon).
+pub fn load_suite(name: &str) -> Result<Suite> {
+    let (dir, app) = match suite_dir(name) {
+        Ok(dir) => (dir, None),
+        Err(not_found) => match name.rsplit_once(':') {
+            Some((base, app)) if !base.is_empty() && !app.is_empty() && !app.contains('/') => {
+                (suite_dir(base)?, Some(app))
+            }
+            _ => return Err(not_found),
+        },
+    };
+    let suite = Suite::load(&dir).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("the suite does not load:\n{}", lines.join("\n"))
+    })?;
+    match app {
+        None => Ok(suite),
+        Some(app) => suite.for_app(app).ok_or_else(|| {
+            let mut apps: Vec<&str> =
+                suite.tasks.iter().flat_map(|t| t.apps.iter().map(String::as_str)).collect();
+            apps.sort_unstable();
+            apps.dedup();
+            anyhow::anyhow!(
+                "no task of suite `{}` involves app `{app}` (its apps: {})",
+                suite.manifest.name,
+                apps.join(", ")
+            )
+        }),
+    }
+}
+
+/// `phonebench suites`: every suite found by name (the first root that has a name wins, as
+/// `--suite NAME` resolves it), its views, and its per-app sub-suites.
+pub fn list_suites(json: bool) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut suites = Vec::new();
+    for root in suite_roots() {
+        let Ok(entries) = std::fs::read_dir(&root) else { continue };
+        let mut dirs: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join("suite.toml").is_file())
+            .collect();
+        dirs.sort();
+        for dir in dirs {
+            let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else { continue };
+            if seen.insert(name.clone()) {
+                suites.push((name, dir));
+            }
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    if !json {
+        writeln!(out, "{:<22} {:>5}  {:<12} description", "suite", "tasks", "kind")?;
+    }
+    for (name, dir) in suites {
+        let suite = match Suite::load(&dir) {
+            Ok(s) => s,
+            Err(errors) => {
+                let first = errors.first().map(ToString::to_string).unwrap_or_default();
+                if json {
+                    writeln!(out, "{}", serde_json::json!({"suite": name, "dir": dir, "error": first}))?;
+                } else {
+                    writeln!(out, "{name:<22} {:>5}  {:<12} does not load: {first}", "-", "-")?;
+                }
+                continue;
+            }
+        };
+        let kind = match &suite.manifest.base {
+            Some(base) => format!("view of {base}"),
+            None => "folder".to_string(),
+        };
+        let mut rows = vec![(name.clone(), suite.tasks.len(), kind, first_line(&suite.manifest.description))];
+        if suite.manifest.base.is_none() {
+            let mut apps: Vec<&str> =
+                suite.tasks.iter().flat_map(|t| t.apps.iter().map(String::as_str)).collect();
+            apps.sort_unstable();
+            apps.dedup();
+            for app in apps {
+                let n = suite.tasks.iter().filter(|t| t.apps.iter().any(|a| a == app)).count();
+                rows.push((
+                    format!("{name}:{app}"),
+                    n,
+                    "per app".into(),
+                    format!("the tasks of {name} that involve {app}"),
+                ));
+            }
+        }
+        for (suite_name, tasks, kind, description) in rows {
+            if json {
+                let line = serde_json::json!({
+                    "suite": suite_name, "tasks": tasks, "kind": kind, "description": description, "dir": dir,
+                });
+                writeln!(out, "{line}")?;
+            } else {
+                writeln!(out, "{suite_name:<22} {tasks:>5}  {kind:<12} {description}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A description's first sentence or line, for a table.
+fn first_line(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let sentence = flat.find(". ").map_or(flat.as_str(), |i| &flat[..=i]);
+    let mut line: String = sentence.chars().take(72).collect();
+    if line.len() < sentence.len() {
+        line.push('…');
+    }
+    line
+}
+
 /// Finds a suite folder by path or name.
 pub fn suite_dir(name: &str) -> Result<PathBuf> {
     let direct = PathBuf::from(name);
     if direct.join("suite.toml").is_file() {
         return Ok(direct);
     }
-    let mut candidates = Vec::new();
-    if let Some(dir) = std::env::var_os("PHONEBENCH_SUITES") {
-        candidates.push(PathBuf::from(dir).join(name));
-    }
-    candidates.push(Path::new("suites").join(name));
-    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites").join(name));
+    let candidates: Vec<PathBuf> = suite_roots().iter().map(|root| root.join(name)).collect();
     for c in &candidates {
         if c.join("suite.toml").is_file() {
             return Ok(c.clone());
@@ -173,11 +305,7 @@ pub fn suite_dir(name: &str) -> Result<PathBuf> {
 }
 
 pub(crate) fn load(args: &SuiteArgs) -> Result<(Suite, Catalog)> {
-    let dir = suite_dir(&args.suite)?;
-    let suite = Suite::load(&dir).map_err(|errors| {
-        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        anyhow::anyhow!("the suite does not load:\n{}", lines.join("\n"))
-    })?;
+    let suite = load_suite(&args.suite)?;
     let apps = crate::play::apps_dir(args.apps.clone());
     let catalog = Catalog::load_dir(&apps).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok((suite, catalog))
@@ -236,12 +364,15 @@ pub fn validate(args: &ValidateArgs) -> Result<bool> {
         bail!("no task matches `{}`", args.tasks.as_deref().unwrap_or("*"));
     }
     let mcp = std::sync::Arc::new(args.mcp.config()?);
+    let disturbances = args.disturbances;
     let rt = runtime()?;
     let results = rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for (i, task) in tasks.iter().enumerate() {
             let (catalog, task, mcp) = (catalog.clone(), (*task).clone(), mcp.clone());
-            set.spawn(async move { (i, validate_task_with(&catalog, &task, seed, &mcp).await) });
+            set.spawn(
+                async move { (i, validate_task_with(&catalog, &task, seed, &mcp, disturbances).await) },
+            );
         }
         let mut out = Vec::new();
         while let Some(r) = set.join_next().await {
@@ -305,7 +436,9 @@ pub fn run(args: &RunArgs) -> Result<bool> {
             },
             stop_on_repetition: args.stop_on_repetition,
             display: args.size.parse().map_err(|e: String| anyhow::anyhow!("--size: {e}"))?,
+            disturbances: phonebench_phone::Disturbances::None,
         },
+        disturbances: args.disturbances.clone(),
         progress: !args.quiet,
         validation_cache: if args.revalidate { None } else { validation_cache(&args.suite, &mcp) },
         judge: setup.judge,
@@ -321,6 +454,12 @@ pub fn run(args: &RunArgs) -> Result<bool> {
     let outcome = rt.block_on(run_suite(&catalog, &suite, &options))?;
     let summary = metrics::summarize(&outcome.episodes);
     out!("{}", metrics::format_table(&summary))?;
+    if let Some(robustness) = metrics::robustness(&outcome.episodes) {
+        out!(
+            "\nrobustness to disturbances (SR per level; Δ in percentage points):\n{}",
+            metrics::format_robustness(&robustness)
+        )?;
+    }
     out!("(what each column means: docs/metrics.md, or the report's glossary page)")?;
     out!(
         "{} episodes run, {} already done; results: {} and {}",

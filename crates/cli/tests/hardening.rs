@@ -54,7 +54,7 @@ fn show(out: &Output) -> String {
     format!("status {}\nstdout:\n{}\nstderr:\n{}", out.status, text(&out.stdout), text(&out.stderr))
 }
 
-/// A one-task copy of the starter suite and a copy of the apps, for a test to edit.
+/// A one-task copy of the full suite and a copy of the apps, for a test to edit.
 struct Copies {
     suite: PathBuf,
     apps: PathBuf,
@@ -63,10 +63,9 @@ struct Copies {
 fn copies(dir: &Path) -> Copies {
     let suite = dir.join("suite");
     std::fs::create_dir_all(suite.join("tasks")).unwrap();
-    let starter = repo().join("suites/starter");
-    std::fs::copy(starter.join("suite.toml"), suite.join("suite.toml")).unwrap();
-    std::fs::copy(starter.join("tasks/contacts_create.toml"), suite.join("tasks/contacts_create.toml"))
-        .unwrap();
+    let full = repo().join("suites/full");
+    std::fs::copy(full.join("suite.toml"), suite.join("suite.toml")).unwrap();
+    std::fs::copy(full.join("tasks/contacts_create.toml"), suite.join("tasks/contacts_create.toml")).unwrap();
     let apps = dir.join("apps");
     copy_dir(&repo().join("apps"), &apps);
     Copies { suite, apps }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use phonebench_actions::{Action, Target};
 use phonebench_observe::{Observation, ObservationFormat};
-use phonebench_phone::{Catalog, Display, Foreground, Phone, PhoneConfig, PhoneError};
+use phonebench_phone::{Catalog, Display, Disturbances, Foreground, Phone, PhoneConfig, PhoneError};
 use phonebench_pixels::ScreenImage;
 use phonebench_tasks::TaskInstance;
 use phonebench_uitree::UiTree;
@@ -37,6 +37,9 @@ pub struct EpisodeOptions {
     pub stop_on_repetition: bool,
     /// The phone's screen size and density.
     pub display: Display,
+    /// Pop-ups, ads, notifications and slow screens (`phonebench_phone::disturb`); each level
+    /// adds its [`Disturbances::extra_steps`] to the task's step budget.
+    pub disturbances: Disturbances,
 }
 
 impl Default for EpisodeOptions {
@@ -46,6 +49,7 @@ impl Default for EpisodeOptions {
             format_errors: FormatErrorPolicy::Continue,
             stop_on_repetition: false,
             display: Display::default(),
+            disturbances: Disturbances::None,
         }
     }
 }
@@ -145,8 +149,17 @@ impl Episode {
     ) -> Result<Episode, EnvError> {
         let mut phone = Phone::new(
             catalog.clone(),
-            PhoneConfig { seed: task.seed, clock_start_ms: task.clock_start_ms, display: options.display },
+            PhoneConfig {
+                seed: task.seed,
+                clock_start_ms: task.clock_start_ms,
+                display: options.display,
+                disturbances: options.disturbances,
+            },
         )?;
+        // A disturbance costs the agent turns, never the ones its task needs.
+        let mut task = task.clone();
+        task.max_steps = task.max_steps.saturating_add(options.disturbances.extra_steps());
+        let task = &task;
         let setup_err = |message: String| EnvError::Setup { task: task.task_id.clone(), message };
         for setup in &task.setup {
             phone.execute(&setup.app, &setup.sql, &task.sql_params).map_err(|e| setup_err(e.to_string()))?;
@@ -297,7 +310,7 @@ impl Episode {
                         self.trajectory.answer = Some(text.clone());
                         end = Some(EpisodeEnd::Answered);
                     }
-                    Action::Finish { status } => end = Some(EpisodeEnd::Finished { status: *status }),
+                    Action::Finish { status, .. } => end = Some(EpisodeEnd::Finished { status: *status }),
                     Action::AskUser { text } => {
                         let (keyword_answer, fact) = self.user.reply(text);
                         // The fact is what the question was about, whoever answers it.

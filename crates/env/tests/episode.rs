@@ -109,7 +109,10 @@ fn budget_policy_and_rejections() {
 
     // A bad index is the agent's mistake: recorded, the episode goes on.
     let t = play(
-        &[Action::Tap { target: Target::Index(9999) }, Action::Finish { status: FinishStatus::Complete }],
+        &[
+            Action::Tap { target: Target::Index(9999) },
+            Action::Finish { status: FinishStatus::Complete, reason: None },
+        ],
         EpisodeOptions::default(),
     );
     assert!(t.steps[0].rejected.is_some());

@@ -57,7 +57,7 @@ fn control_characters_typed_and_saved_are_noted_and_the_episode_is_scored() {
         ep.observation().text
     );
     step(&mut ep, Action::Key { key: Key::Back });
-    step(&mut ep, Action::Finish { status: FinishStatus::Complete });
+    step(&mut ep, Action::Finish { status: FinishStatus::Complete, reason: None });
     let t: Trajectory = ep.finish().expect("finishes");
     assert_eq!(t.end, Some(EpisodeEnd::Finished { status: FinishStatus::Complete }));
     assert!(t.steps[1].feedback.as_deref().is_some_and(|f| f.contains("U+FFFD")), "the note is recorded");
@@ -102,7 +102,7 @@ fn a_screen_failing_on_app_data_is_shown_and_the_episode_goes_on() {
     step(&mut ep, Action::Key { key: Key::Back });
     assert_eq!(ep.phone().current_screen(), Some(("probe", "main")));
     assert!(ep.observation().text.contains("Open"));
-    step(&mut ep, Action::Finish { status: FinishStatus::Complete });
+    step(&mut ep, Action::Finish { status: FinishStatus::Complete, reason: None });
     let t = ep.finish().expect("finishes");
     assert_eq!(
         t.end,

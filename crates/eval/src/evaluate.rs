@@ -1,8 +1,9 @@
 //! The evaluator: criteria over a trajectory, in SPHINX's trace model (see `trace.rs`).
 
+use phonebench_actions::{Action, FinishStatus};
 use phonebench_tasks::criteria::{
-    ActionCheck, ActionElementCheck, CountRange, ElementCheck, EventCheck, McpCheck, NearCheck, ScreenCheck,
-    SqlParams, TextCheck, TimeCheck,
+    ActionCheck, ActionElementCheck, CountRange, ElementCheck, EventCheck, FinishCheck, FinishWanted,
+    McpCheck, NearCheck, ScreenCheck, SqlParams, TextCheck, TimeCheck,
 };
 use phonebench_tasks::{Criterion, CriterionKind, Op, Rules, Scope};
 use phonebench_uitree::{Bounds, Node};
@@ -334,6 +335,7 @@ impl<'a> Evaluator<'a> {
             CriterionKind::Event(e) => self.event(e, w),
             CriterionKind::Asked(range) => self.asked(range, w),
             CriterionKind::Mcp(m) => self.mcp(m, w),
+            CriterionKind::Finish(f) => self.finish(f),
             // Combinators are handled by `eval`; reaching here would be a bug, reported not panicked.
             CriterionKind::All(_)
             | CriterionKind::Any(_)
@@ -878,6 +880,39 @@ impl<'a> Evaluator<'a> {
             .map(|(i, x)| (i, format!("{:?} at step {}", clip(&x.question), x.step)))
             .collect();
         self.counted(w, "questions to the user", &hits, range)
+    }
+
+    /// The episode's own end, wherever the window is: an agent finishes once.
+    fn finish(&self, check: &FinishCheck) -> Leaf {
+        if let Some(phonebench_tasks::Op::Regex(pattern)) = &check.reason
+            && let Err(e) = self.matcher.prepare_pattern(pattern)
+        {
+            return Leaf::fail(0, format!("rule on the reason: {e}"));
+        }
+        let last = self.trace.trajectory.steps.last().and_then(|s| s.action.as_ref());
+        let Some(Action::Finish { status, reason }) = last else {
+            return Leaf::fail(0, "the agent did not end with `finish`");
+        };
+        let status_ok = matches!(
+            (status, check.status),
+            (FinishStatus::Complete, FinishWanted::Complete)
+                | (FinishStatus::Infeasible, FinishWanted::Infeasible)
+        );
+        let said = match status {
+            FinishStatus::Complete => "complete",
+            FinishStatus::Infeasible => "infeasible",
+        };
+        if !status_ok {
+            return Leaf::fail(0, format!("the agent finished `{said}`"));
+        }
+        let reason_text = reason.as_deref().unwrap_or("");
+        match &check.reason {
+            Some(op) if !self.matcher.op_matches(op, reason_text) => Leaf::fail(
+                0,
+                format!("the agent finished `{said}`; its reason {reason_text:?} does not match"),
+            ),
+            _ => Leaf::global(Ok((true, format!("the agent finished `{said}`: {reason_text:?}")))),
+        }
     }
 
     fn mcp(&self, m: &McpCheck, w: Window) -> Leaf {

@@ -341,7 +341,7 @@ check = { action_type = "click" }"#,
     // An episode records the agent's finish as a step; it is the STOP, not the last action.
     let mut finished = notes_trajectory();
     finished.screens.push(finished.screens[2].clone());
-    finished.steps.push(act(Action::Finish { status: FinishStatus::Complete }));
+    finished.steps.push(act(Action::Finish { status: FinishStatus::Complete, reason: None }));
     assert!(passes(
         r#"[[criteria]]
 action = {}
@@ -910,6 +910,8 @@ mcp = {}
 sequence = [{ text = "x" }, { text = "y" }]
 [[criteria]]
 consecutive = [{ text = "x" }, { text = "y" }]
+[[criteria]]
+finish = { status = "infeasible" }
 "#;
     let c = criteria(all_kinds);
     let empty = Trajectory::default();
@@ -917,7 +919,8 @@ consecutive = [{ text = "x" }, { text = "y" }]
     let mut ragged = notes_trajectory();
     ragged.screens.truncate(1);
     ragged.steps.push(StepRecord { format_error: Some("no action".into()), ..StepRecord::default() });
-    let only_finish = trajectory(vec![], vec![act(Action::Finish { status: FinishStatus::Complete })]);
+    let only_finish =
+        trajectory(vec![], vec![act(Action::Finish { status: FinishStatus::Complete, reason: None })]);
     for t in [&empty, &ragged, &only_finish] {
         for semantics in [Semantics::Upstream, Semantics::AnyMatch] {
             let v = evaluate(&c, t, &EvalContext { semantics, ..EvalContext::default() });
@@ -929,6 +932,35 @@ consecutive = [{ text = "x" }, { text = "y" }]
             assert_eq!(v, evaluate(&c, t, &EvalContext { semantics, ..EvalContext::default() }));
         }
     }
+}
+
+#[test]
+fn finish_checks_the_status_and_the_reason_of_the_last_step() {
+    let finished = |status, reason: Option<&str>| {
+        trajectory(vec![], vec![act(Action::Finish { status, reason: reason.map(str::to_string) })])
+    };
+    let infeasible = r#"[[criteria]]
+finish = { status = "infeasible" }"#;
+    let with_reason = r#"[[criteria]]
+finish = { status = "infeasible", reason = { contains = "no such" } }"#;
+    assert!(passes(infeasible, &finished(FinishStatus::Infeasible, None)));
+    assert!(passes(infeasible, &finished(FinishStatus::Infeasible, Some("whatever"))));
+    assert!(!passes(infeasible, &finished(FinishStatus::Complete, None)));
+    assert!(passes(with_reason, &finished(FinishStatus::Infeasible, Some("There is no such channel."))));
+    assert!(!passes(with_reason, &finished(FinishStatus::Infeasible, Some("done"))));
+    assert!(!passes(with_reason, &finished(FinishStatus::Infeasible, None)));
+    // An answer, or a finish followed by nothing else but not last, is not a finish.
+    let answered = trajectory(vec![], vec![act(Action::Answer { text: "infeasible".into() })]);
+    assert!(!passes(infeasible, &answered));
+    let v = run(infeasible, &finished(FinishStatus::Complete, None));
+    assert!(v.criteria[0].detail.contains("finished `complete`"), "{}", v.criteria[0].detail);
+    // A reason regex is checked when the file loads.
+    let bad = phonebench_tasks::TaskSpec::parse(
+        std::path::Path::new("t.toml"),
+        "id = \"t\"\ngoal = \"g\"\ncategory = \"completion\"\napps = [\"x\"]\nreference = [\"finish infeasible\"]\n\
+         [[criteria]]\nfinish = { status = \"infeasible\", reason = { regex = \"(\" } }\n",
+    );
+    assert!(bad.is_err());
 }
 
 #[test]

@@ -13,6 +13,7 @@
 mod cursor;
 pub mod data;
 pub mod display;
+pub mod disturb;
 mod intents;
 pub mod layout;
 pub mod markup;
@@ -25,6 +26,7 @@ mod timeline;
 pub mod view;
 
 pub use display::Display;
+pub use disturb::{Dismissal, Disturbances, dismissal};
 pub use markup::{MAX_LAYOUT_DEPTH, MAX_LAYOUT_VIEWS};
 pub use phone::{AppEvent, Foreground, MAX_FIELD_CHARS, Outcome, Phone, PhoneConfig, PhoneError};
 pub use phonebench_apps::{CLOCK_START_MS, Catalog};

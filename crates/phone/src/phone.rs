@@ -37,11 +37,18 @@ pub struct PhoneConfig {
     pub clock_start_ms: i64,
     /// Screen size and density; the UI tree's bounds and screenshots follow it.
     pub display: Display,
+    /// Pop-ups, ads, notifications and slow screens, planned from `seed` (`disturb.rs`).
+    pub disturbances: crate::Disturbances,
 }
 
 impl Default for PhoneConfig {
     fn default() -> Self {
-        PhoneConfig { seed: 0, clock_start_ms: CLOCK_START_MS, display: Display::default() }
+        PhoneConfig {
+            seed: 0,
+            clock_start_ms: CLOCK_START_MS,
+            display: Display::default(),
+            disturbances: crate::Disturbances::None,
+        }
     }
 }
 
@@ -250,6 +257,10 @@ pub struct Phone {
     pub(crate) keyboard_shift: bool,
     /// The keyboard shows its symbols layer.
     pub(crate) keyboard_symbols: bool,
+    /// The disturbances planned and showing (`disturb.rs`).
+    pub(crate) disturber: crate::disturb::Disturber,
+    /// How far the notification shade's list is scrolled (by scroll key), while it is down.
+    pub(crate) shade_scroll: BTreeMap<String, f32>,
 }
 
 impl Phone {
@@ -312,6 +323,7 @@ impl Phone {
             names.extend(app.package.assets.iter().map(|(n, k)| (n.clone(), k.clone())));
             app.assets = Arc::new(names);
         }
+        let disturber = crate::disturb::Disturber::new(config.disturbances, config.seed);
         let phone = Phone {
             catalog,
             apps,
@@ -339,6 +351,8 @@ impl Phone {
             launcher_search: None,
             keyboard_shift: false,
             keyboard_symbols: false,
+            disturber,
+            shade_scroll: BTreeMap::new(),
         };
         let mut phone = phone;
         phone.boot()?;
@@ -380,6 +394,8 @@ impl Phone {
         self.launcher_search = None;
         self.keyboard_shift = false;
         self.keyboard_symbols = false;
+        self.disturber = crate::disturb::Disturber::new(self.config.disturbances, self.config.seed);
+        self.shade_scroll.clear();
         self.boot()
     }
 
@@ -659,8 +675,61 @@ impl Phone {
     }
 
     /// Applies one action. Index targets refer to the last [`Phone::observe`] (or the `sphinx-tree`
-    /// numbering when nothing was observed yet).
+    /// numbering when nothing was observed yet). With disturbances, the plan then moves on: a
+    /// pop-up, a notification or a slow screen may show on the next screen.
     pub fn apply(&mut self, action: &Action) -> Result<Outcome, PhoneError> {
+        if self.disturber.level == crate::Disturbances::None {
+            return self.apply_action(action);
+        }
+        let before = self.nav_signature();
+        let outcome = self.apply_action(action)?;
+        let now = self.now_ms();
+        let app = match self.foreground {
+            Foreground::App(i) => Some(i),
+            _ => None,
+        };
+        let navigated = app.is_some() && self.nav_signature() != before;
+        let free =
+            self.overlay.is_none() && !self.shade && self.screen.as_ref().is_none_or(|s| s.crash.is_none());
+        let shown = |d: &crate::disturb::Disturber| (d.active, d.heads_up, d.loading(now));
+        let was = shown(&self.disturber);
+        self.disturber.after_action(app, navigated, free, now);
+        let mut reordered = false;
+        if let Some(i) = app
+            && free
+            && !self.disturber.loading(now)
+        {
+            let stack = &self.apps[i].stack;
+            let at_top = stack.last().is_some_and(|f| f.scroll.values().all(|offset| *offset <= 0.0));
+            let screen = stack.last().map(|f| f.screen.clone()).unwrap_or_default();
+            reordered = self.disturber.maybe_reorder((i, stack.len(), &screen), at_top);
+        }
+        if reordered || shown(&self.disturber) != was {
+            // The keyboard stays as it was (the pop-up sits above it and takes the keys), so
+            // that after dismissing it the screen is exactly as the agent left it.
+            self.screen = None;
+            self.ensure_screen()?;
+        }
+        Ok(outcome)
+    }
+
+    /// What the foreground shows, as far as "another screen opened" goes (slow screens).
+    fn nav_signature(&self) -> (Foreground, usize, String) {
+        match self.foreground {
+            Foreground::App(i) => {
+                let stack = &self.apps[i].stack;
+                (self.foreground, stack.len(), stack.last().map(|f| f.screen.clone()).unwrap_or_default())
+            }
+            other => (other, 0, String::new()),
+        }
+    }
+
+    /// The disturbances this phone gets.
+    pub fn disturbances(&self) -> crate::Disturbances {
+        self.disturber.level
+    }
+
+    fn apply_action(&mut self, action: &Action) -> Result<Outcome, PhoneError> {
         self.ensure_screen()?;
         let mut outcome = Outcome::default();
         match action {
@@ -855,7 +924,7 @@ impl Phone {
         // An index target names a node, but a finger lands on whatever is on top: with a dialog
         // or menu open, a row under it must not get the touch (found by random play: a tap
         // through an open menu opened a conversation with the menu still up).
-        let node = if self.overlay.is_some() { self.hit_at(point) } else { node };
+        let node = if self.overlay.is_some() || self.disturber.covers() { self.hit_at(point) } else { node };
         let Some(node) = node else {
             outcome.notes.push(format!("the {gesture} hit nothing"));
             return None;
@@ -970,6 +1039,11 @@ impl Phone {
     }
 
     fn drag(&mut self, from: (i32, i32), to: (i32, i32), outcome: &mut Outcome) -> Result<(), PhoneError> {
+        // A swipe on a heads-up notification puts it away.
+        if self.screen.as_ref().and_then(|s| s.heads_up_bounds).is_some_and(|b| b.contains(from.0, from.1)) {
+            self.disturber.heads_up = None;
+            return Ok(());
+        }
         // The shade: pulled down by a swipe down that starts on the status bar, pushed back up
         // by a swipe up on it.
         let down = (to.1 - from.1) as f32;
@@ -1017,6 +1091,10 @@ impl Phone {
         target: Option<&Target>,
         outcome: &mut Outcome,
     ) -> Result<(), PhoneError> {
+        if let Some(note) = self.disturbance_in_the_way() {
+            outcome.notes.push(format!("{note}: nothing scrolled"));
+            return Ok(());
+        }
         if matches!(direction, Direction::Left | Direction::Right) {
             let pager = match target {
                 Some(t) => {
@@ -1091,12 +1169,14 @@ impl Phone {
 
     fn main_scroll_container(&self) -> Option<NodeId> {
         let screen = self.screen.as_ref()?;
-        screen
-            .tree
-            .iter()
-            .filter(|(id, _)| screen.infos.get(id.get()).is_some_and(|i| i.scroll.is_some()))
-            .max_by_key(|(id, n)| (n.bounds.area(), std::cmp::Reverse(id.get())))
-            .map(|(id, _)| id)
+        let tree = &screen.tree;
+        // The topmost window that has one: with the notification shade down, a scroll moves the
+        // shade's list, not the app's under it.
+        tree.windows_top_down().into_iter().find_map(|w| {
+            tree.dfs(tree.window(w).root)
+                .filter(|id| screen.infos.get(id.get()).is_some_and(|i| i.scroll.is_some()))
+                .max_by_key(|id| (tree.node(*id).bounds.area(), std::cmp::Reverse(id.get())))
+        })
     }
 
     fn scroll_by(&mut self, container: NodeId, delta: f32, outcome: &mut Outcome) {
@@ -1111,10 +1191,23 @@ impl Phone {
             && let Some(frame) = self.top_frame_mut()
         {
             frame.scroll.insert(key, new);
+        } else if self.shade
+            && self.screen.as_ref().is_some_and(|s| {
+                s.tree.window_package(s.tree.window_of(container)) == crate::system::SYSTEMUI
+            })
+        {
+            // The notification shade's list: a long one scrolls like any other.
+            self.shade_scroll.insert(key, new);
         }
     }
 
     fn key(&mut self, key: &Key, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        if !matches!(key, Key::Back | Key::Escape | Key::Home | Key::AppSwitch)
+            && let Some(note) = self.disturbance_in_the_way()
+        {
+            outcome.notes.push(format!("{note}: the key went nowhere"));
+            return Ok(());
+        }
         match key {
             Key::Back | Key::Escape => self.back(),
             Key::Home => self.home(),
@@ -1148,6 +1241,10 @@ impl Phone {
     /// Back: keyboard, then dialog or menu, then the screen; at an app's root, to the app that
     /// opened it or home (Android 12+ keeps the app's stack).
     pub(crate) fn back(&mut self) {
+        // Back cancels a pop-up or closes an interstitial ad before anything else.
+        if self.disturber.active.take().is_some() {
+            return;
+        }
         if self.shade {
             self.shade = false;
             return;
@@ -1276,6 +1373,10 @@ impl Phone {
     }
 
     fn type_text(&mut self, text: &str, clear: bool, outcome: &mut Outcome) -> Result<(), PhoneError> {
+        if let Some(note) = self.disturbance_in_the_way() {
+            outcome.notes.push(format!("{note}: the typing went nowhere"));
+            return Ok(());
+        }
         // A dialog's field (an input dialog, a time picker) takes typing first.
         if let Some(input) = self.overlay_input() {
             let kept: String = text.chars().filter(|&c| input.accepts(c)).collect();
@@ -1407,6 +1508,7 @@ impl Phone {
             }
             SystemHandler::Back => self.back(),
             SystemHandler::Home => self.home(),
+            SystemHandler::Disturbance(button) => self.press_disturbance(button, outcome),
             SystemHandler::Recents => {
                 self.keyboard = false;
                 self.overlay = None;
@@ -1501,6 +1603,35 @@ impl Phone {
         match err {
             PhoneError::App { message, .. } => Ok(message),
             other => Err(other),
+        }
+    }
+
+    /// A disturbance's button was used.
+    fn press_disturbance(&mut self, button: crate::disturb::DisturbanceButton, outcome: &mut Outcome) {
+        use crate::disturb::DisturbanceButton as B;
+        match button {
+            B::ClosePopup => self.disturber.active = None,
+            B::Star(n) => self.disturber.stars = n,
+            B::CloseBanner => {
+                self.disturber.banner = false;
+                // The app's screen gets the banner's room back: laid out anew.
+                for app in &mut self.apps {
+                    app.cache = None;
+                }
+            }
+            B::Ad => outcome.notes.push("the ad would open a web page; nothing happens here".into()),
+            B::HeadsUp => self.disturber.heads_up = None,
+        }
+    }
+
+    /// Why a key, typing or a scroll cannot reach the app now: a modal pop-up or a loading screen.
+    fn disturbance_in_the_way(&self) -> Option<&'static str> {
+        if self.disturber.modal() {
+            Some("a pop-up is in front")
+        } else if matches!(self.foreground, Foreground::App(_)) && self.disturber.loading(self.now_ms()) {
+            Some("the screen is still loading")
+        } else {
+            None
         }
     }
 

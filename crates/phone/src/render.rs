@@ -108,6 +108,8 @@ pub(crate) struct Screen {
     /// The note for the agent when the foreground app's screen failed to render and its
     /// "keeps stopping" screen shows instead.
     pub crash: Option<String>,
+    /// Bounds of a heads-up notification (a disturbance), when one shows.
+    pub heads_up_bounds: Option<Bounds>,
 }
 
 struct WindowSpec<'a> {
@@ -144,7 +146,33 @@ impl Phone {
         // A screen that fails on the app's own data (template, markup, SQL, a limit) shows
         // Android's "<App> keeps stopping" instead: the agent sees the error and can go back.
         let mut crash: Option<(usize, String)> = None;
+        let loading = matches!(self.foreground, Foreground::App(_)) && self.disturber.loading(now);
+        let mut reordered = false;
         let (main_view, main_package, app_index) = match self.foreground {
+            // A slow screen (a disturbance): the app shows its progress indicator, not rendered
+            // (its first render, with autofocus, comes when it has loaded).
+            Foreground::App(i) if loading => {
+                let package = self.apps[i].package.manifest.package.clone();
+                (crate::disturb::loading_view(&d, &package), package, Some(i))
+            }
+            // A list that reordered (a disturbance): rendered anew each time, never cached.
+            Foreground::App(i) if self.reordered_here(i) => {
+                let rotation = self.disturber.reordered.as_ref().map_or(0, |r| r.3);
+                match self.render_app(i) {
+                    Ok(mut view) => {
+                        crate::disturb::reorder_rows(&mut view, rotation);
+                        reordered = true;
+                        (view, self.apps[i].package.manifest.package.clone(), Some(i))
+                    }
+                    Err(e) => {
+                        let message = self.app_failure(e)?;
+                        let view = self.crash_screen(i, &message);
+                        crash = Some((i, message));
+                        self.keyboard = false;
+                        (view, self.apps[i].package.manifest.package.clone(), Some(i))
+                    }
+                }
+            }
             Foreground::App(i) => {
                 let key = self.cache_key(i);
                 let view = match self.apps[i].cache.take() {
@@ -199,8 +227,26 @@ impl Phone {
                 (system::overview(&d, &apps), LAUNCHER.to_string(), None)
             }
         };
-        let keyboard = self.keyboard_shown();
+        let keyboard = self.keyboard_shown() && !loading;
         let app_bottom = if keyboard { app_bottom_full - d.keyboard_h() } else { app_bottom_full };
+        // A banner ad (a disturbance) takes a strip under the app's screen, which is laid out above it.
+        let banner = app_index.is_some() && crash.is_none() && self.disturber.banner;
+        let banner_h = if banner { crate::disturb::banner_height(&d) } else { 0.0 };
+        let app_bottom = app_bottom - banner_h;
+        let banner_view = banner.then(|| crate::disturb::banner_view(&d, self.disturber.ad));
+        let popup_view = self.disturber.active.map(|(popup, i)| {
+            let m = &self.apps[i].package.manifest;
+            crate::disturb::popup_view(
+                &d,
+                popup,
+                &m.name,
+                &m.package,
+                self.disturber.stars,
+                self.disturber.ad,
+            )
+        });
+        let heads_up_view =
+            self.disturber.heads_up.map(|(which, _)| crate::disturb::heads_up_view(&d, which));
         let app_area = Rect { x: 0.0, y: app_top, w: screen_w, h: app_bottom - app_top };
         let frame = self.top_frame().cloned();
         let overlay_view = self.overlay.as_ref().map(|o| overlay_view(&d, o));
@@ -245,7 +291,7 @@ impl Phone {
             layer: 0,
             package: main_package.clone(),
             laid: main_laid,
-            app_surface: app_index.is_some() && crash.is_none(),
+            app_surface: app_index.is_some() && crash.is_none() && !loading,
             scroll: frame.as_ref().map(|f| f.scroll.clone()).unwrap_or_default(),
             focused: frame.as_ref().and_then(|f| f.focused.clone()),
         });
@@ -270,6 +316,48 @@ impl Phone {
                 kind: WindowKind::Application,
                 layer: 1,
                 package: main_package.clone(),
+                laid,
+                app_surface: false,
+                scroll: BTreeMap::new(),
+                focused: None,
+            });
+        }
+        if let Some(view) = &banner_view {
+            let area = Rect { x: 0.0, y: app_bottom, w: screen_w, h: banner_h };
+            windows.push(WindowSpec {
+                kind: WindowKind::Application,
+                layer: 0,
+                package: "com.google.android.gms".to_string(),
+                laid: layout(view, area, true, density).map_err(fail)?,
+                app_surface: false,
+                scroll: BTreeMap::new(),
+                focused: None,
+            });
+        }
+        if let Some((view, package)) = &popup_view {
+            // Over the app and its banner, above the keyboard when it is up.
+            let above_keys = if keyboard { app_bottom_full - d.keyboard_h() } else { app_bottom_full };
+            let area = Rect { x: 0.0, y: app_top, w: screen_w, h: above_keys - app_top };
+            windows.push(WindowSpec {
+                kind: WindowKind::Application,
+                layer: 2,
+                package: package.clone(),
+                laid: layout(view, area, true, density).map_err(fail)?,
+                app_surface: false,
+                scroll: BTreeMap::new(),
+                focused: None,
+            });
+        }
+        let mut heads_up_bounds = None;
+        if let Some(view) = &heads_up_view {
+            let margin = d.dp(8.0).round();
+            let area = Rect { x: margin, y: app_top + margin, w: screen_w - 2.0 * margin, h: d.dp(200.0) };
+            let laid = layout(view, area, false, density).map_err(fail)?;
+            heads_up_bounds = Some(to_bounds(laid.rects[0]));
+            windows.push(WindowSpec {
+                kind: WindowKind::SystemUi,
+                layer: 24,
+                package: SYSTEMUI.to_string(),
                 laid,
                 app_surface: false,
                 scroll: BTreeMap::new(),
@@ -307,7 +395,7 @@ impl Phone {
                 package: SYSTEMUI.to_string(),
                 laid: layout(view, area, true, density).map_err(fail)?,
                 app_surface: false,
-                scroll: BTreeMap::new(),
+                scroll: self.shade_scroll.clone(),
                 focused: None,
             });
         }
@@ -350,6 +438,8 @@ impl Phone {
         let tree = builder.finish().map_err(|e| fail(format!("building the UI tree: {e}")))?;
         if let Some(i) = app_index
             && crash.is_none()
+            && !loading
+            && !reordered
             && let Some(key) = self.cache_key(i)
         {
             let boxes = match cached {
@@ -368,6 +458,15 @@ impl Phone {
             overlay_bounds,
             system_bounds,
             crash,
+            heads_up_bounds,
+        })
+    }
+
+    /// Whether app `i`'s top screen is the one whose list reordered (a disturbance).
+    fn reordered_here(&self, i: usize) -> bool {
+        let stack = &self.apps[i].stack;
+        self.disturber.reordered.as_ref().is_some_and(|(app, depth, screen, _)| {
+            *app == i && *depth == stack.len() && stack.last().is_some_and(|f| &f.screen == screen)
         })
     }
 

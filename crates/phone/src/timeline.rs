@@ -219,6 +219,8 @@ impl Phone {
     pub(crate) fn open_shade(&mut self) {
         self.keyboard = false;
         self.shade = true;
+        // The shade opens at its top, newest notifications first.
+        self.shade_scroll.clear();
     }
 
     /// Tapping notification `i` of the shade: it goes, the shade closes, and its app opens on

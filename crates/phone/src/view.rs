@@ -228,6 +228,8 @@ pub enum SystemHandler {
     Choose(usize),
     /// The launcher's search bar: open the app search.
     SearchApps,
+    /// A button of a disturbance (`disturb.rs`): a pop-up's, an ad's, a notification's.
+    Disturbance(crate::disturb::DisturbanceButton),
     /// Keyboard Shift: the next letter is a capital.
     Shift,
     /// Keyboard `?123` (true) / `ABC` (false): the symbols layer or the letters.

@@ -20,8 +20,11 @@ fn apps_dir() -> PathBuf {
 
 fn phone_with(display: Display) -> Phone {
     let catalog = Catalog::load_dir(&apps_dir()).expect("the real apps load");
-    Phone::new(catalog, PhoneConfig { seed: 0, clock_start_ms: CLOCK_START_MS, display })
-        .expect("the phone starts")
+    Phone::new(
+        catalog,
+        PhoneConfig { seed: 0, clock_start_ms: CLOCK_START_MS, display, ..PhoneConfig::default() },
+    )
+    .expect("the phone starts")
 }
 
 /// The phone showing the Contacts list.

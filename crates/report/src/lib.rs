@@ -499,7 +499,42 @@ struct IndexPage<'a> {
     infrastructure: Vec<InfrastructureRow<'a>>,
     wall_total: String,
     spend: Option<SpendView>,
+    robustness: Option<RobustnessView>,
     version: &'static str,
+}
+
+/// The robustness table with its figures as text.
+#[derive(Serialize)]
+struct RobustnessView {
+    levels: Vec<String>,
+    rows: Vec<RobustnessRowView>,
+}
+
+#[derive(Serialize)]
+struct RobustnessRowView {
+    name: String,
+    sr: Vec<String>,
+    delta: Vec<String>,
+}
+
+fn robustness_view(episodes: &[EpisodeResult]) -> Option<RobustnessView> {
+    let r = phonebench_runner::metrics::robustness(episodes)?;
+    Some(RobustnessView {
+        levels: r.levels,
+        rows: r
+            .rows
+            .into_iter()
+            .map(|row| RobustnessRowView {
+                name: row.name,
+                sr: row.sr.iter().map(|s| percent(*s)).collect(),
+                delta: row
+                    .delta
+                    .iter()
+                    .map(|d| d.map_or_else(|| "-".to_string(), |d| format!("{:+.1}", d * 100.0)))
+                    .collect(),
+            })
+            .collect(),
+    })
 }
 
 fn groups(groups: &[phonebench_runner::metrics::Group]) -> Vec<GroupView> {
@@ -581,6 +616,7 @@ fn index_page<'a>(
             .collect(),
         wall_total: duration(wall.values().sum()),
         spend: spend(accounting),
+        robustness: robustness_view(episodes),
         version: env!("CARGO_PKG_VERSION"),
     }
 }

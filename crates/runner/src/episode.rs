@@ -260,7 +260,7 @@ pub async fn run_trial(
         tree: episode.tree().clone(),
         history: Vec::new(),
         step: 0,
-        max_steps: task.max_steps as usize,
+        max_steps: episode.task().max_steps as usize,
         mcp_tools: mcp.as_ref().map(|m| m.tools().to_vec()).unwrap_or_default(),
         screen: Some(screen),
     };

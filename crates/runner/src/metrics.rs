@@ -332,6 +332,74 @@ pub fn summarize(episodes: &[EpisodeResult]) -> Summary {
     }
 }
 
+/// Success rates with and without disturbances, side by side: what a run with several
+/// `--disturbances` levels measures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Robustness {
+    /// The levels played, mildest first (`none` first when played).
+    pub levels: Vec<String>,
+    /// Overall, then one row per category.
+    pub rows: Vec<RobustnessRow>,
+}
+
+/// One group's success rate at each level, and each level's difference from the first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RobustnessRow {
+    /// `overall` or the category.
+    pub name: String,
+    /// Scored episodes at each level (as `levels`).
+    pub scored: Vec<usize>,
+    /// Success rate at each level.
+    pub sr: Vec<Option<f64>>,
+    /// SR at each level minus SR at the first (the robustness delta), for every level after it.
+    pub delta: Vec<Option<f64>>,
+}
+
+/// The robustness table of a run's episodes, or `None` when they were all played at one level.
+pub fn robustness(episodes: &[EpisodeResult]) -> Option<Robustness> {
+    let levels: Vec<phonebench_phone::Disturbances> = phonebench_phone::Disturbances::ALL
+        .into_iter()
+        .filter(|l| episodes.iter().any(|e| e.disturbances == *l))
+        .collect();
+    if levels.len() < 2 {
+        return None;
+    }
+    let mut categories: Vec<&str> = episodes.iter().map(|e| e.category.as_str()).collect();
+    categories.sort_unstable();
+    categories.dedup();
+    let row = |name: &str, keep: &dyn Fn(&EpisodeResult) -> bool| {
+        let at: Vec<Metrics> = levels
+            .iter()
+            .map(|l| metrics(episodes.iter().filter(|e| e.disturbances == *l && keep(e))))
+            .collect();
+        let sr: Vec<Option<f64>> = at.iter().map(|m| m.sr).collect();
+        let delta = sr[1..].iter().map(|s| Some(s.zip(sr[0])?).map(|(a, b)| a - b)).collect();
+        RobustnessRow { name: name.to_string(), scored: at.iter().map(|m| m.scored).collect(), sr, delta }
+    };
+    let mut rows = vec![row("overall", &|_| true)];
+    for c in categories {
+        rows.push(row(c, &|e| e.category == c));
+    }
+    Some(Robustness { levels: levels.iter().map(|l| l.to_string()).collect(), rows })
+}
+
+/// The robustness table as text: SR per level, then the deltas (`heavy − none`).
+pub fn format_robustness(r: &Robustness) -> String {
+    let mut headers = vec!["group".to_string()];
+    headers.extend(r.levels.iter().map(|l| format!("SR {l}")));
+    headers.extend(r.levels[1..].iter().map(|l| format!("Δ {l}−{}", r.levels[0])));
+    let mut lines = vec![headers.iter().map(|h| format!("{h:>14}")).collect::<String>()];
+    for row in &r.rows {
+        let mut cells = vec![row.name.clone()];
+        cells.extend(row.sr.iter().map(|s| percent(*s)));
+        cells.extend(
+            row.delta.iter().map(|d| d.map_or_else(|| "-".to_string(), |d| format!("{:+.1}", d * 100.0))),
+        );
+        lines.push(cells.iter().map(|c| format!("{c:>14}")).collect());
+    }
+    lines.join("\n")
+}
+
 /// A ratio as a percentage with one decimal, or `-` when undefined.
 pub fn percent(value: Option<f64>) -> String {
     value.map_or_else(|| "-".to_string(), |v| format!("{:.1}%", v * 100.0))

@@ -27,6 +27,8 @@ pub struct QualityOptions {
     pub random_steps: u32,
     /// The MCP servers of MCP tasks.
     pub mcp: Arc<McpConfig>,
+    /// The disturbances the reference and the random runs play with.
+    pub disturbances: phonebench_phone::Disturbances,
 }
 
 impl Default for QualityOptions {
@@ -36,6 +38,7 @@ impl Default for QualityOptions {
             random_seeds: (0..5).collect(),
             random_steps: crate::validate::RANDOM_STEPS,
             mcp: Arc::default(),
+            disturbances: phonebench_phone::Disturbances::None,
         }
     }
 }
@@ -93,7 +96,8 @@ pub async fn task_quality(catalog: &Catalog, spec: &TaskSpec, options: &QualityO
         }
     };
     quality.goal = inst.goal.clone();
-    match reference_run_with(catalog, &inst, EpisodeOptions::default(), &options.mcp).await {
+    let episode_options = EpisodeOptions { disturbances: options.disturbances, ..EpisodeOptions::default() };
+    match reference_run_with(catalog, &inst, episode_options, &options.mcp).await {
         Ok((steps, _)) => quality.reference_steps = Some(steps),
         Err(e) => quality.problem = Some(format!("the reference did not run: {e}")),
     }
@@ -105,8 +109,7 @@ pub async fn task_quality(catalog: &Catalog, spec: &TaskSpec, options: &QualityO
         // all be explored along the same paths.
         let mut agent = RandomAgent::new(inst.seed ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let Ok(finished) =
-            run_episode_with(catalog, &inst, &mut agent, EpisodeOptions::default(), limits, &options.mcp)
-                .await
+            run_episode_with(catalog, &inst, &mut agent, episode_options, limits, &options.mcp).await
         else {
             continue;
         };

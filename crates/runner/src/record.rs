@@ -18,6 +18,15 @@ pub fn episode_key(task_id: &str, instance: u32) -> String {
     format!("{task_id}#{instance}")
 }
 
+/// The key of an episode played with disturbances: `task_id#instance@level` (without them,
+/// [`episode_key`]'s, so results without disturbances read as they always did).
+pub fn disturbed_key(task_id: &str, instance: u32, level: phonebench_phone::Disturbances) -> String {
+    match level {
+        phonebench_phone::Disturbances::None => episode_key(task_id, instance),
+        level => format!("{task_id}#{instance}@{level}"),
+    }
+}
+
 /// A file or folder name for an episode key: the key with every character outside
 /// `[A-Za-z0-9._-]` replaced by `_` (so it cannot leave its folder and needs no escaping), cut
 /// short, and a hash of the whole key so that keys which read alike stay apart.

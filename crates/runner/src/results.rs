@@ -113,6 +113,9 @@ pub struct EpisodeResult {
     pub instance: u32,
     /// Instance seed.
     pub seed: u64,
+    /// The disturbances the episode was played with (`none` unless the run asked for some).
+    #[serde(default, skip_serializing_if = "is_undisturbed")]
+    pub disturbances: phonebench_phone::Disturbances,
     /// Category name.
     pub category: String,
     /// Tags, axis → values.
@@ -193,6 +196,10 @@ impl EpisodeResult {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_undisturbed(d: &phonebench_phone::Disturbances) -> bool {
+    *d == phonebench_phone::Disturbances::None
 }
 
 /// A success and a completion share.
@@ -389,6 +396,9 @@ pub struct RunConfig {
     /// shards have none, like the unsharded run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+    /// The disturbance levels every episode is played at, when not only `none`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disturbances: Vec<String>,
     /// The phonebench build that ran the episodes ([`crate::fingerprint::binary_identity`]).
     /// Absent in results written before builds were recorded: such a folder cannot be resumed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,14 +11,14 @@ use phonebench_agents::llm::user::ModelUser;
 use phonebench_agents::{Agent, HumanAgent, NoopAgent, RandomAgent, ReferenceAgent};
 use phonebench_env::EpisodeOptions;
 use phonebench_observe::ObservationFormat;
-use phonebench_phone::Catalog;
+use phonebench_phone::{Catalog, Disturbances};
 use phonebench_tasks::{Suite, TaskInstance, TaskSpec};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::episode::{AgentRun, Extras, Limits, ScreenshotSink, reference_run_with, run_agent};
 use crate::fingerprint::{binary_identity, dir_hash, file_hash};
-use crate::record::{Outcome, blank_result, episode_key, safe_name, to_results};
+use crate::record::{Outcome, blank_result, disturbed_key, episode_key, safe_name, to_results};
 use crate::results::{
     Accounting, EpisodeResult, JudgeResult, ResultsDb, ResultsError, ResultsLock, RunConfig, StepResult,
 };
@@ -154,6 +154,10 @@ pub struct RunOptions {
     pub mcp: Arc<phonebench_mcp::McpConfig>,
     /// Run only this slice of the episodes ([`crate::shard`]); `None` runs them all.
     pub shard: Option<crate::shard::Shard>,
+    /// Play every episode at each of these disturbance levels (`[None]` by default); with
+    /// several, the report sets the success rates side by side (the robustness delta).
+    /// `episode.disturbances` is set per episode from this list.
+    pub disturbances: Vec<phonebench_phone::Disturbances>,
 }
 
 impl RunOptions {
@@ -181,7 +185,22 @@ impl RunOptions {
             stop_after_infrastructure: 0,
             mcp: Arc::default(),
             shard: None,
+            disturbances: vec![phonebench_phone::Disturbances::None],
         }
+    }
+
+    /// The disturbance levels, in the order given, each once (`none` when the list is empty).
+    fn levels(&self) -> Vec<phonebench_phone::Disturbances> {
+        let mut levels = Vec::new();
+        for level in &self.disturbances {
+            if !levels.contains(level) {
+                levels.push(*level);
+            }
+        }
+        if levels.is_empty() {
+            levels.push(phonebench_phone::Disturbances::None);
+        }
+        levels
     }
 }
 
@@ -247,6 +266,7 @@ pub async fn run_suite(
         options.episode.format = format;
     }
     let options = &options;
+    let levels = options.levels();
     let (model, agent_fingerprint) = match &options.agent {
         AgentChoice::Model(spec) => {
             (Some(spec.models.main.model.model().to_string()), Some(spec.fingerprint()))
@@ -285,11 +305,18 @@ pub async fn run_suite(
         binary: Some(binary_identity()),
         mcp: (*options.mcp != phonebench_mcp::McpConfig::default()).then(|| options.mcp.fingerprint()),
         shard: options.shard.map(|s| s.to_string()),
+        disturbances: if levels == [Disturbances::None] {
+            Vec::new()
+        } else {
+            levels.iter().map(|l| l.to_string()).collect()
+        },
     };
-    // The run's episodes in suite order, each task with its instances; a shard keeps its slice.
-    let episodes: Vec<(&TaskSpec, u32)> = selected
+    // The run's episodes in suite order, each task with its instances, each at every level; a
+    // shard keeps its slice.
+    let episodes: Vec<(&TaskSpec, u32, Disturbances)> = selected
         .iter()
         .flat_map(|t| (0..options.instances).map(move |i| (*t, i)))
+        .flat_map(|(t, i)| levels.iter().map(move |l| (t, i, *l)))
         .enumerate()
         .filter(|(k, _)| options.shard.is_none_or(|s| s.holds(*k)))
         .map(|(_, e)| e)
@@ -299,7 +326,7 @@ pub async fn run_suite(
     // Tasks validate independently: in parallel, problems reported in suite order.
     let mut checks = JoinSet::new();
     // Only the tasks this run (or shard) plays are validated.
-    let played: std::collections::BTreeSet<&str> = episodes.iter().map(|(t, _)| t.id.as_str()).collect();
+    let played: std::collections::BTreeSet<&str> = episodes.iter().map(|(t, _, _)| t.id.as_str()).collect();
     for (i, task) in selected.iter().enumerate().filter(|(_, t)| played.contains(t.id.as_str())) {
         if options.validation_cache.as_ref().is_some_and(|c| c.is_valid(task, options.seed)) {
             continue;
@@ -307,7 +334,7 @@ pub async fn run_suite(
         let (catalog, task, seed) = (catalog.clone(), (*task).clone(), options.seed);
         let (cache, mcp) = (options.validation_cache.clone(), options.mcp.clone());
         checks.spawn(async move {
-            let v = validate_task_with(&catalog, &task, seed, &mcp).await;
+            let v = validate_task_with(&catalog, &task, seed, &mcp, Disturbances::None).await;
             if let Some(cache) = cache.filter(|_| v.ok()) {
                 cache.remember(&task, seed);
             }
@@ -327,14 +354,14 @@ pub async fn run_suite(
 
     let mut pending = Vec::new();
     let mut skipped = 0;
-    for (task, instance) in episodes {
-        if done.contains(&episode_key(&task.id, instance)) {
+    for (task, instance, level) in episodes {
+        if done.contains(&disturbed_key(&task.id, instance, level)) {
             skipped += 1;
             continue;
         }
         let inst = instantiate(catalog, task, options.seed, instance)
             .map_err(|e| RunError::Instance(e.to_string()))?;
-        pending.push(inst);
+        pending.push((inst, level));
     }
 
     let human = options.agent.is(AgentKind::Human);
@@ -360,10 +387,11 @@ pub async fn run_suite(
     let mut infrastructure_in_a_row = 0usize;
     let mut stopped = None;
     let mut accounting = Accounting::default();
-    for inst in pending {
+    for (inst, level) in pending {
         let permits = permits.clone();
         let catalog = catalog.clone();
-        let opts = options.clone();
+        let mut opts = options.clone();
+        opts.episode.disturbances = level;
         set.spawn(async move {
             let _permit = permits.acquire_owned().await;
             // The person stopped (end of stdin) during an earlier episode: start no other. One
@@ -451,9 +479,22 @@ fn hash_of(
     hash(path).map_err(|source| RunError::Results(ResultsError::Io { path: path.to_path_buf(), source }))
 }
 
-/// Runs one instance; harness failures become infrastructure results (kept apart, retried on
-/// resume), never agent failures.
+/// Runs one instance at `options.episode.disturbances`; harness failures become infrastructure
+/// results (kept apart, retried on resume), never agent failures.
 async fn run_instance(
+    catalog: &Catalog,
+    inst: &TaskInstance,
+    options: &RunOptions,
+) -> (EpisodeResult, Vec<StepResult>, Accounting) {
+    let level = options.episode.disturbances;
+    let (mut episode, steps, accounting) = run_undisturbed_keyed(catalog, inst, options).await;
+    episode.key = disturbed_key(&inst.task_id, inst.instance, level);
+    episode.disturbances = level;
+    (episode, steps, accounting)
+}
+
+/// [`run_instance`]'s work, with the result keyed as if undisturbed (the caller re-keys it).
+async fn run_undisturbed_keyed(
     catalog: &Catalog,
     inst: &TaskInstance,
     options: &RunOptions,
@@ -479,7 +520,7 @@ async fn run_instance(
     let run = if reuse_reference {
         AgentRun { trials: vec![reference], reflections: Vec::new() }
     } else {
-        let key = episode_key(&inst.task_id, inst.instance);
+        let key = disturbed_key(&inst.task_id, inst.instance, options.episode.disturbances);
         let extras = Extras {
             user: options.user.as_ref().map(|u| Arc::new(u.scoped(&key))),
             screenshots: options.save_screenshots.then(|| ScreenshotSink {
@@ -499,7 +540,10 @@ async fn run_instance(
         multi_trial: agent.trials() > 1,
         ..Outcome::default()
     };
-    let judge = options.judge.as_ref().map(|j| j.scoped(&episode_key(&inst.task_id, inst.instance)));
+    let judge = options
+        .judge
+        .as_ref()
+        .map(|j| j.scoped(&disturbed_key(&inst.task_id, inst.instance, options.episode.disturbances)));
     if let (Some(judge), Some(last)) = (&judge, run.last())
         && last
             .trajectory

@@ -13,7 +13,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use crate::record::episode_key;
+use crate::record::disturbed_key;
 use crate::results::{ResultsDb, ResultsError, ResultsLock, RunConfig, clear, resolve_path};
 
 /// One slice of a run: shard `index` of `count` (0-based, as Kubernetes Indexed Jobs'
@@ -157,11 +157,17 @@ pub fn merge(shards: &[PathBuf], out: &Path, fresh: bool) -> Result<MergeOutcome
     if !missing.is_empty() {
         return refuse(format!("missing shards: {}", missing.join(", ")));
     }
-    // Every episode of the run exactly once.
+    // Every episode of the run exactly once, at every disturbance level it asked for.
+    let levels: Vec<phonebench_phone::Disturbances> = if merged_config.disturbances.is_empty() {
+        vec![phonebench_phone::Disturbances::None]
+    } else {
+        merged_config.disturbances.iter().filter_map(|l| l.parse().ok()).collect()
+    };
     let expected: BTreeSet<String> = merged_config
         .task_files
         .keys()
-        .flat_map(|task| (0..merged_config.instances).map(move |i| episode_key(task, i)))
+        .flat_map(|task| (0..merged_config.instances).map(move |i| (task, i)))
+        .flat_map(|(task, i)| levels.iter().map(move |l| disturbed_key(task, i, *l)))
         .collect();
     let mut owner: BTreeMap<String, &Path> = BTreeMap::new();
     let mut stored = Vec::new();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use phonebench_agents::{NoopAgent, RandomAgent};
 use phonebench_env::{DatabasePair, EpisodeOptions, Trajectory};
-use phonebench_phone::{Catalog, Phone, PhoneConfig};
+use phonebench_phone::{Catalog, Disturbances, Phone, PhoneConfig};
 use phonebench_tasks::{Fnv, LoadError, TaskInstance, TaskSpec, check_against_catalog};
 
 use phonebench_mcp::McpConfig;
@@ -116,15 +116,17 @@ fn failed_criteria(f: &Finished) -> String {
 
 /// Validates one task against the installed apps (MCP tasks with the built-in servers).
 pub async fn validate_task(catalog: &Catalog, task: &TaskSpec, suite_seed: u64) -> TaskValidation {
-    validate_task_with(catalog, task, suite_seed, &Arc::default()).await
+    validate_task_with(catalog, task, suite_seed, &Arc::default(), Disturbances::None).await
 }
 
-/// [`validate_task`] with a run's MCP configuration (servers beyond the built-in ones).
+/// [`validate_task`] with a run's MCP configuration (servers beyond the built-in ones), every
+/// agent playing at a disturbance level (the reference taking the standard dismiss step).
 pub async fn validate_task_with(
     catalog: &Catalog,
     task: &TaskSpec,
     suite_seed: u64,
     mcp: &Arc<McpConfig>,
+    disturbances: Disturbances,
 ) -> TaskValidation {
     let mut v = TaskValidation { task_id: task.id.clone(), problems: Vec::new(), reference_steps: None };
     let file = task.file.display().to_string();
@@ -132,7 +134,7 @@ pub async fn validate_task_with(
         v.problems.push(e.to_string());
         return v;
     }
-    let options = EpisodeOptions::default();
+    let options = EpisodeOptions { disturbances, ..EpisodeOptions::default() };
     let mut instances = Vec::new();
     for instance in 0..REFERENCE_INSTANCES {
         let inst = match instantiate(catalog, task, suite_seed, instance) {
@@ -179,10 +181,11 @@ pub async fn validate_task_with(
                 if instance == 0 {
                     v.reference_steps = Some(steps);
                 }
-                if steps > inst.max_steps {
+                // Disturbances come with their own turns (`extra_steps`).
+                let budget = inst.max_steps.saturating_add(disturbances.extra_steps());
+                if steps > budget {
                     v.problems.push(format!(
-                        "{file}: instance {instance}: the reference takes {steps} steps, over the budget of {}",
-                        inst.max_steps
+                        "{file}: instance {instance}: the reference takes {steps} steps, over the budget of {budget}"
                     ));
                 }
             }

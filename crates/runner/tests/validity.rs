@@ -61,39 +61,87 @@ impl Drop for TempTask {
     }
 }
 
-#[test]
-fn on_the_starter_suite_noop_earns_nothing_and_the_reference_everything() {
-    let catalog = catalog();
-    let suite = Suite::load(&repo().join("suites/starter")).expect("the starter suite loads");
+/// What playing one task found (empty when all is as it must be).
+#[derive(Default)]
+struct Findings {
+    noop_success: bool,
+    noop_progress: Vec<String>,
+    noop_acp: f64,
+    reference_failure: Option<String>,
+    heavy_failure: Option<String>,
+    random_success: bool,
+}
+
+/// Instance 0 of `task`: noop, the reference, the reference under heavy disturbances (taking the
+/// standard dismiss step), and random play under them.
+async fn play_task(catalog: Catalog, task: TaskSpec, seed: u64) -> Findings {
     let options = EpisodeOptions::default();
-    let (mut noop_successes, mut noop_progress, mut reference_failures) =
-        (Vec::new(), Vec::new(), Vec::new());
-    let mut acp_sum = 0.0;
-    runtime().block_on(async {
+    let heavy = EpisodeOptions { disturbances: phonebench_phone::Disturbances::Heavy, ..options };
+    let mut f = Findings::default();
+    let inst = instantiate(&catalog, &task, seed, 0).expect("instance 0");
+    let noop = run_episode(&catalog, &inst, &mut NoopAgent, options, Limits::default())
+        .await
+        .unwrap_or_else(|e| panic!("{}: noop episode: {e}", task.id));
+    f.noop_success = noop.verdict.success;
+    f.noop_acp = noop.verdict.acp;
+    for c in noop.verdict.criteria.iter().filter(|c| c.passed && !c.guard) {
+        f.noop_progress.push(format!("{}: {}", task.id, c.label));
+    }
+    for (options, slot) in [(options, &mut f.reference_failure), (heavy, &mut f.heavy_failure)] {
+        *slot = match reference_run(&catalog, &inst, options).await {
+            Ok((_, finished)) if finished.verdict.success => None,
+            Ok((_, finished)) => Some(format!("{}: {:?}", task.id, finished.verdict)),
+            Err(e) => Some(format!("{}: {e}", task.id)),
+        };
+    }
+    let mut random = phonebench_agents::RandomAgent::new(inst.seed);
+    let limits = Limits { max_steps: Some(phonebench_runner::validate::RANDOM_STEPS), ..Limits::default() };
+    f.random_success =
+        run_episode(&catalog, &inst, &mut random, heavy, limits).await.is_ok_and(|r| r.verdict.success);
+    f
+}
+
+/// Every task of `full`: noop earns nothing, the reference everything, and the reference taking
+/// the standard dismiss step still everything under heavy disturbances (a disturbance never
+/// makes a task impossible); random play under heavy disturbances almost never succeeds.
+#[test]
+fn on_the_full_suite_noop_earns_nothing_and_the_reference_everything_even_disturbed() {
+    let catalog = catalog();
+    let suite = Suite::load(&repo().join("suites/full")).expect("the full suite loads");
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let findings: Vec<(String, Findings)> = rt.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
         for task in &suite.tasks {
-            let inst = instantiate(&catalog, task, suite.manifest.seed, 0).expect("instance 0");
-            let noop = run_episode(&catalog, &inst, &mut NoopAgent, options, Limits::default())
-                .await
-                .unwrap_or_else(|e| panic!("{}: noop episode: {e}", task.id));
-            if noop.verdict.success {
-                noop_successes.push(task.id.clone());
-            }
-            acp_sum += noop.verdict.acp;
-            for c in noop.verdict.criteria.iter().filter(|c| c.passed && !c.guard) {
-                noop_progress.push(format!("{}: {}", task.id, c.label));
-            }
-            match reference_run(&catalog, &inst, options).await {
-                Ok((_, finished)) if finished.verdict.success => {}
-                Ok((_, finished)) => reference_failures.push(format!("{}: {:?}", task.id, finished.verdict)),
-                Err(e) => reference_failures.push(format!("{}: {e}", task.id)),
-            }
+            let (catalog, task, seed) = (catalog.clone(), task.clone(), suite.manifest.seed);
+            set.spawn(async move { (task.id.clone(), play_task(catalog, task, seed).await) });
         }
+        let mut all = Vec::new();
+        while let Some(joined) = set.join_next().await {
+            all.push(joined.expect("a task's play panicked"));
+        }
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
     });
-    assert!(suite.tasks.len() >= 40, "the whole starter suite ({} tasks)", suite.tasks.len());
-    assert_eq!(noop_successes, Vec::<String>::new(), "noop SR must be 0");
-    assert_eq!(noop_progress, Vec::<String>::new(), "noop ACP must be 0: these criteria hold untouched");
+    let noop_successes: Vec<&String> =
+        findings.iter().filter(|(_, f)| f.noop_success).map(|(id, _)| id).collect();
+    let noop_progress: Vec<&String> = findings.iter().flat_map(|(_, f)| &f.noop_progress).collect();
+    let acp_sum: f64 = findings.iter().map(|(_, f)| f.noop_acp).sum();
+    let reference_failures: Vec<&String> =
+        findings.iter().filter_map(|(_, f)| f.reference_failure.as_ref()).collect();
+    let heavy_failures: Vec<&String> =
+        findings.iter().filter_map(|(_, f)| f.heavy_failure.as_ref()).collect();
+    let random_successes: Vec<&String> =
+        findings.iter().filter(|(_, f)| f.random_success).map(|(id, _)| id).collect();
+    assert!(suite.tasks.len() >= 350, "the whole full suite ({} tasks)", suite.tasks.len());
+    assert_eq!(noop_successes, Vec::<&String>::new(), "noop SR must be 0");
+    assert_eq!(noop_progress, Vec::<&String>::new(), "noop ACP must be 0: these criteria hold untouched");
     assert_eq!(acp_sum, 0.0);
-    assert_eq!(reference_failures, Vec::<String>::new(), "reference SR must be 100%");
+    assert_eq!(reference_failures, Vec::<&String>::new(), "reference SR must be 100%");
+    assert_eq!(heavy_failures, Vec::<&String>::new(), "reference + dismiss SR under heavy must be 100%");
+    assert!(
+        random_successes.len() * 50 < suite.tasks.len(),
+        "random play under heavy disturbances must stay under 2%: {random_successes:?}"
+    );
     // Guards are in use (the suite's "do no harm" checks), and each task has something to achieve.
     let guards = suite.tasks.iter().flat_map(|t| &t.criteria).filter(|c| c.guard).count();
     assert!(guards >= 8, "{guards} guards");

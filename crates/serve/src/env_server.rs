@@ -242,6 +242,7 @@ struct ResetOptions {
     screenshot: Option<ScreenshotKind>,
     som: Option<bool>,
     elements: Option<bool>,
+    disturbances: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -615,11 +616,18 @@ async fn reset_slot(shared: &Shared, slot: &mut Slot, request: ResetRequest) -> 
     if o.max_steps == Some(0) {
         return Err(ApiError::invalid("options.max_steps must be at least 1"));
     }
+    let disturbances = match o.disturbances.as_deref() {
+        None => phonebench_phone::Disturbances::None,
+        Some(level) => {
+            level.parse().map_err(|e: String| ApiError::invalid(format!("options.disturbances: {e}")))?
+        }
+    };
     let options = EpisodeOptions {
         format,
         format_errors,
         stop_on_repetition: o.stop_on_repetition,
         display: shared.limits.display,
+        disturbances,
     };
     let seed = request.seed.unwrap_or(shared.phone.suite.manifest.seed);
     let prepared = match &request.task {

@@ -164,6 +164,7 @@ fn tool_defs() -> Vec<(&'static str, &'static str, Value)> {
                 &[
                     ("answer", "string", "the answer, for retrieval tasks"),
                     ("infeasible", "boolean", "the task cannot be done"),
+                    ("reason", "string", "why it cannot be done (with infeasible)"),
                 ],
                 &[],
             ),
@@ -497,11 +498,12 @@ fn action_of(name: &str, args: &Map<String, Value>) -> Result<Action, String> {
         },
         "finish" => {
             let infeasible = args.get("infeasible").and_then(Value::as_bool) == Some(true);
+            let reason = args.get("reason").and_then(Value::as_str).map(str::to_string);
             match args.get("answer").and_then(Value::as_str) {
                 Some(_) if infeasible => return Err("give `answer` or `infeasible`, not both".into()),
                 Some(answer) => Action::Answer { text: answer.to_string() },
-                None if infeasible => Action::Finish { status: FinishStatus::Infeasible },
-                None => Action::Finish { status: FinishStatus::Complete },
+                None if infeasible => Action::Finish { status: FinishStatus::Infeasible, reason },
+                None => Action::Finish { status: FinishStatus::Complete, reason },
             }
         }
         other => return Err(format!("no tool `{other}`")),

@@ -230,6 +230,31 @@ pub enum CriterionKind {
     Asked(CountRange),
     /// MCP tools called.
     Mcp(McpCheck),
+    /// How the agent ended the episode: `finish` complete or infeasible, with a reason.
+    Finish(FinishCheck),
+}
+
+/// `finish = { status, reason }`: the agent ended the episode with `finish` of this status (an
+/// infeasible task's right outcome), optionally giving a reason that satisfies a rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinishCheck {
+    /// The status the agent must have finished with.
+    pub status: FinishWanted,
+    /// A rule over the reason it gave (`{ contains = "no such channel" }`); absent: any reason,
+    /// or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Op>,
+}
+
+/// The finish status a [`FinishCheck`] wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishWanted {
+    /// The agent said the goal is reached.
+    Complete,
+    /// The agent said the goal cannot be reached.
+    Infeasible,
 }
 
 /// `element = { ... }`: an element on a screen.
@@ -514,11 +539,13 @@ struct RawCriterion {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     mcp: Option<McpCheck>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    finish: Option<FinishCheck>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     judge: Option<serde_json::Value>,
 }
 
 const KIND_KEYS: &str = "all, any, not, sequence, consecutive, element, text, near, time, screen, action, \
-                         action_element, state, changes, answer, event, asked, mcp";
+                         action_element, state, changes, answer, event, asked, mcp, finish";
 
 impl TryFrom<RawCriterion> for Criterion {
     type Error = String;
@@ -618,6 +645,9 @@ impl TryFrom<RawCriterion> for Criterion {
         if let Some(v) = raw.mcp {
             kinds.push(("mcp", CriterionKind::Mcp(v)));
         }
+        if let Some(v) = raw.finish {
+            kinds.push(("finish", CriterionKind::Finish(v)));
+        }
         if check.is_some() {
             return Err("`check` belongs with `element` or `action`".into());
         }
@@ -680,6 +710,7 @@ impl From<Criterion> for RawCriterion {
             CriterionKind::Event(v) => raw.event = Some(v),
             CriterionKind::Asked(v) => raw.asked = Some(v),
             CriterionKind::Mcp(v) => raw.mcp = Some(v),
+            CriterionKind::Finish(v) => raw.finish = Some(v),
         }
         raw
     }
@@ -749,6 +780,7 @@ impl Criterion {
             CriterionKind::Event(e) => format!("event {} {}", e.name, rules(&e.data)),
             CriterionKind::Asked(c) => format!("asked {:?}..{:?} times", c.min, c.max),
             CriterionKind::Mcp(m) => format!("MCP {}", m.tool.as_deref().unwrap_or("any tool")),
+            CriterionKind::Finish(c) => format!("finish {:?}", c.status),
         }
     }
 
@@ -838,6 +870,11 @@ impl Criterion {
                     *op.operand_mut() = f(op.operand())?;
                 }
             }
+            CriterionKind::Finish(c) => {
+                if let Some(op) = &mut c.reason {
+                    *op.operand_mut() = f(op.operand())?;
+                }
+            }
             CriterionKind::Changes(_) | CriterionKind::Asked(_) => {}
             CriterionKind::Answer(a) => match a {
                 AnswerCheck::Exact(s)
@@ -896,6 +933,7 @@ impl Criterion {
                 }
             }
             CriterionKind::Answer(AnswerCheck::Regex(s)) => regex(s)?,
+            CriterionKind::Finish(FinishCheck { reason: Some(Op::Regex(s)), .. }) => regex(s)?,
             _ => {}
         }
         for c in self.children() {

@@ -141,10 +141,13 @@ pub enum RefStep {
         /// The arguments: JSON object text (a template until the instance is rendered).
         arguments: String,
     },
-    /// End the episode.
+    /// End the episode: `finish`, `finish infeasible`, `finish infeasible "why"` (template).
     Finish {
         /// `true` for `finish infeasible`.
         infeasible: bool,
+        /// The reason given with it, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
 }
 
@@ -175,6 +178,7 @@ impl RefStep {
             }
             RefStep::ScrollTo { target, .. } => sel(target, f)?,
             RefStep::Answer { text } | RefStep::Ask { text } => *text = f(text)?,
+            RefStep::Finish { reason: Some(reason), .. } => *reason = f(reason)?,
             RefStep::Mcp { arguments, .. } => *arguments = f(arguments)?,
             RefStep::If { target, then, .. } => {
                 sel(target, f)?;
@@ -343,10 +347,13 @@ fn parse_tokens(tokens: &[Token]) -> Result<RefStep, String> {
         }
         "answer" => RefStep::Answer { text: one_string(rest)? },
         "ask" => RefStep::Ask { text: one_string(rest)? },
-        "finish" => match words_only(rest)?.as_slice() {
-            [] => RefStep::Finish { infeasible: false },
-            [w] if w == "infeasible" => RefStep::Finish { infeasible: true },
-            _ => return Err("`finish` takes nothing or `infeasible`".into()),
+        "finish" => match rest {
+            [] => RefStep::Finish { infeasible: false, reason: None },
+            [Token::Word(w)] if w == "infeasible" => RefStep::Finish { infeasible: true, reason: None },
+            [Token::Word(w), Token::Str(reason)] if w == "infeasible" => {
+                RefStep::Finish { infeasible: true, reason: Some(reason.clone()) }
+            }
+            _ => return Err("`finish` takes nothing, `infeasible`, or `infeasible \"reason\"`".into()),
         },
         other => {
             return Err(format!(
@@ -518,7 +525,15 @@ mod tests {
                 direction: "up".into()
             }
         );
-        assert_eq!(parse_step("finish infeasible").unwrap(), RefStep::Finish { infeasible: true });
+        assert_eq!(
+            parse_step("finish infeasible").unwrap(),
+            RefStep::Finish { infeasible: true, reason: None }
+        );
+        assert_eq!(
+            parse_step(r#"finish infeasible "no such channel""#).unwrap(),
+            RefStep::Finish { infeasible: true, reason: Some("no such channel".into()) }
+        );
+        assert!(parse_step(r#"finish "done""#).is_err());
         assert_eq!(parse_step("open 'Messages'").unwrap(), RefStep::Open { app: "Messages".into() });
     }
 

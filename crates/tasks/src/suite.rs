@@ -1,4 +1,6 @@
-//! Suites: a folder with `suite.toml` and task files under `tasks/`.
+//! Suites: a folder with `suite.toml` and task files under `tasks/`, or a *view*: a
+//! `suite.toml` that names another suite beside it (`base`) and selects some of its tasks
+//! (`tasks` patterns, `apps`), so `lite` and `starter` share `full`'s files instead of copying them.
 
 use std::path::{Path, PathBuf};
 
@@ -17,9 +19,34 @@ pub struct SuiteManifest {
     /// What the suite is for.
     #[serde(default)]
     pub description: String,
-    /// Default suite seed.
+    /// Default suite seed (a view without one takes its base's).
     #[serde(default)]
     pub seed: u64,
+    /// A view's base: the name of a suite folder beside this one whose tasks it selects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// A view's task patterns (ids or globs, each matching at least one task of the base); all
+    /// of the base's tasks when empty.
+    #[serde(default)]
+    pub tasks: Vec<String>,
+    /// A view's apps: only tasks that involve one of them (all when empty).
+    #[serde(default)]
+    pub apps: Vec<String>,
+}
+
+/// `suite.toml` as written: the seed is optional so that a view can inherit its base's.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    name: String,
+    #[serde(default)]
+    description: String,
+    seed: Option<u64>,
+    base: Option<String>,
+    #[serde(default)]
+    tasks: Vec<String>,
+    #[serde(default)]
+    apps: Vec<String>,
 }
 
 /// A loaded suite: its manifest and tasks, sorted by id.
@@ -34,13 +61,117 @@ pub struct Suite {
 }
 
 impl Suite {
-    /// Loads every task of the suite at `dir`. All bad files are reported, one per line.
+    /// Loads every task of the suite at `dir` (for a view, the selected tasks of its base).
+    /// All bad files are reported, one per line.
     pub fn load(dir: &Path) -> Result<Suite, Vec<LoadError>> {
         let manifest_file = dir.join("suite.toml");
         let text = std::fs::read_to_string(&manifest_file)
             .map_err(|e| vec![LoadError::file(&manifest_file, format!("cannot read: {e}"))])?;
-        let manifest: SuiteManifest = toml::from_str(&text)
+        let raw: RawManifest = toml::from_str(&text)
             .map_err(|e| vec![phonebench_apps::error::toml_error(&manifest_file, &text, &e)])?;
+        let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).map_or(1, |i| i + 1);
+        let Some(base_name) = raw.base else {
+            if !raw.tasks.is_empty() || !raw.apps.is_empty() {
+                let key = if raw.tasks.is_empty() { "apps" } else { "tasks" };
+                return Err(vec![LoadError::at(
+                    &manifest_file,
+                    line_of(key),
+                    format!("`{key}` selects from a base suite: add `base = \"<suite>\"`, or leave it out"),
+                )]);
+            }
+            let manifest = SuiteManifest {
+                name: raw.name,
+                description: raw.description,
+                seed: raw.seed.unwrap_or(0),
+                base: None,
+                tasks: Vec::new(),
+                apps: Vec::new(),
+            };
+            return Self::load_folder(dir, manifest);
+        };
+        let at = |message: String| vec![LoadError::at(&manifest_file, line_of("base"), message)];
+        // A view reaches only a folder beside it: a name, never a path.
+        if base_name.is_empty()
+            || !base_name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(at(format!(
+                "`base` is a suite's name beside this one (letters, digits, `_`, `-`), not `{base_name}`"
+            )));
+        }
+        if dir.join("tasks").exists() {
+            return Err(at(
+                "a view (`base`) selects its base's tasks and has no `tasks/` folder of its own".into()
+            ));
+        }
+        let base_dir = dir.parent().unwrap_or(Path::new(".")).join(&base_name);
+        let base_text = std::fs::read_to_string(base_dir.join("suite.toml")).map_err(|e| {
+            at(format!(
+                "base suite `{base_name}`: cannot read {}: {e}",
+                base_dir.join("suite.toml").display()
+            ))
+        })?;
+        // Checked before loading it, so that two views naming each other cannot recurse.
+        if toml::from_str::<RawManifest>(&base_text).is_ok_and(|m| m.base.is_some()) {
+            return Err(at(format!(
+                "base suite `{base_name}` is itself a view: a view selects from a suite with tasks"
+            )));
+        }
+        let base = Self::load(&base_dir)?;
+        let mut errors = Vec::new();
+        for pattern in &raw.tasks {
+            if !base.tasks.iter().any(|t| glob_match(pattern, &t.id)) {
+                errors.push(LoadError::at(
+                    &manifest_file,
+                    line_of(&format!("\"{pattern}\"")),
+                    format!("`{pattern}` matches no task of `{base_name}`"),
+                ));
+            }
+        }
+        for app in &raw.apps {
+            if !base.tasks.iter().any(|t| t.apps.contains(app)) {
+                errors.push(LoadError::at(
+                    &manifest_file,
+                    line_of(&format!("\"{app}\"")),
+                    format!("no task of `{base_name}` involves app `{app}`"),
+                ));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let tasks = base
+            .tasks
+            .into_iter()
+            .filter(|t| raw.tasks.is_empty() || raw.tasks.iter().any(|p| glob_match(p, &t.id)))
+            .filter(|t| raw.apps.is_empty() || t.apps.iter().any(|a| raw.apps.contains(a)))
+            .collect();
+        let manifest = SuiteManifest {
+            name: raw.name,
+            description: raw.description,
+            seed: raw.seed.unwrap_or(base.manifest.seed),
+            base: Some(base_name),
+            tasks: raw.tasks,
+            apps: raw.apps,
+        };
+        Ok(Suite { dir: dir.to_path_buf(), manifest, tasks })
+    }
+
+    /// The tasks of this suite that involve `app` (listed in their `apps`), as a suite named
+    /// `<name>:<app>`: the per-app sub-suites. `None` when no task involves it.
+    pub fn for_app(&self, app: &str) -> Option<Suite> {
+        let tasks: Vec<TaskSpec> =
+            self.tasks.iter().filter(|t| t.apps.iter().any(|a| a == app)).cloned().collect();
+        if tasks.is_empty() {
+            return None;
+        }
+        let mut manifest = self.manifest.clone();
+        manifest.name = format!("{}:{app}", self.manifest.name);
+        manifest.description = format!("The tasks of `{}` that involve {app}.", self.manifest.name);
+        manifest.apps = vec![app.to_string()];
+        Some(Suite { dir: self.dir.clone(), manifest, tasks })
+    }
+
+    fn load_folder(dir: &Path, manifest: SuiteManifest) -> Result<Suite, Vec<LoadError>> {
         let tasks_dir = dir.join("tasks");
         let mut files: Vec<PathBuf> = std::fs::read_dir(&tasks_dir)
             .map_err(|e| vec![LoadError::file(&tasks_dir, format!("cannot list tasks: {e}"))])?

@@ -1,6 +1,8 @@
 //! Task files: a good one parses and instantiates deterministically; every malformed one fails
 //! with the file, the line and the reason.
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 
 use phonebench_tasks::{CriterionKind, RefStep, TaskSpec};
@@ -284,4 +286,72 @@ fn a_symlinked_task_file_is_refused_without_reading_its_target() {
     assert_eq!(text.len(), 1, "{text:?}");
     assert!(text[0].contains("leak.toml") && text[0].contains("symbolic link"), "{text:?}");
     assert!(!text[0].contains("hunter2"), "{text:?}");
+}
+
+/// A suite folder `base` with three tasks (two apps) and views beside it.
+fn suites_with_views(tag: &str) -> std::path::PathBuf {
+    let root = std::env::temp_dir().join(format!("phonebench-views-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("base/tasks")).unwrap();
+    std::fs::write(root.join("base/suite.toml"), "name = \"base\"\nseed = 7\n").unwrap();
+    for (id, app) in [("contacts.add", "contacts"), ("contacts.count", "contacts"), ("clock.alarm", "clock")]
+    {
+        let text = GOOD
+            .replace("id = \"contacts.add\"", &format!("id = \"{id}\""))
+            .replace("apps = [\"contacts\"]", &format!("apps = [\"{app}\"]"));
+        std::fs::write(root.join("base/tasks").join(format!("{id}.toml")), text).unwrap();
+    }
+    root
+}
+
+fn view(root: &Path, name: &str, manifest: &str) -> Result<phonebench_tasks::Suite, Vec<String>> {
+    std::fs::create_dir_all(root.join(name)).unwrap();
+    std::fs::write(root.join(name).join("suite.toml"), manifest).unwrap();
+    phonebench_tasks::Suite::load(&root.join(name)).map_err(|e| e.iter().map(|e| e.to_string()).collect())
+}
+
+#[test]
+fn views_select_tasks_of_their_base_and_inherit_its_seed() {
+    let root = suites_with_views("ok");
+    let ids = |s: &phonebench_tasks::Suite| s.tasks.iter().map(|t| t.id.clone()).collect::<Vec<_>>();
+    let lite = view(&root, "lite", "name = \"lite\"\nbase = \"base\"\ntasks = [\"contacts.*\"]\n").unwrap();
+    assert_eq!(ids(&lite), ["contacts.add", "contacts.count"]);
+    assert_eq!(lite.manifest.seed, 7, "a view without a seed takes its base's");
+    assert_eq!(lite.tasks[0].file, root.join("base/tasks/contacts.add.toml"), "the base's files, not copies");
+    let by_app =
+        view(&root, "clocks", "name = \"c\"\nbase = \"base\"\napps = [\"clock\"]\nseed = 3\n").unwrap();
+    assert_eq!(ids(&by_app), ["clock.alarm"]);
+    assert_eq!(by_app.manifest.seed, 3);
+    let base = phonebench_tasks::Suite::load(&root.join("base")).unwrap();
+    let per_app = base.for_app("contacts").unwrap();
+    assert_eq!(per_app.manifest.name, "base:contacts");
+    assert_eq!(ids(&per_app), ["contacts.add", "contacts.count"]);
+    assert!(base.for_app("maps").is_none());
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn bad_views_are_refused_with_the_line() {
+    let root = suites_with_views("bad");
+    let err = |name: &str, manifest: &str| view(&root, name, manifest).unwrap_err().join("\n");
+    let e = err("a", "name = \"a\"\nbase = \"base\"\ntasks = [\n  \"contacts.add\",\n  \"maps.*\",\n]\n");
+    assert!(e.contains("suite.toml:5") && e.contains("`maps.*` matches no task"), "{e}");
+    let e = err("b", "name = \"b\"\nbase = \"../base\"\n");
+    assert!(e.contains("suite.toml:2") && e.contains("not `../base`"), "{e}");
+    let e = err("c", "name = \"c\"\ntasks = [\"x\"]\n");
+    assert!(e.contains("add `base"), "{e}");
+    let e = err("d", "name = \"d\"\nbase = \"nowhere\"\n");
+    assert!(e.contains("base suite `nowhere`"), "{e}");
+    let e = err("e", "name = \"e\"\nbase = \"base\"\napps = [\"maps\"]\n");
+    assert!(e.contains("involves app `maps`"), "{e}");
+    // Two views naming each other are refused, not followed forever.
+    std::fs::create_dir_all(root.join("y")).unwrap();
+    std::fs::write(root.join("y/suite.toml"), "name = \"y\"\nbase = \"x\"\n").unwrap();
+    let e = err("x", "name = \"x\"\nbase = \"y\"\n");
+    assert!(e.contains("is itself a view"), "{e}");
+    // A view with task files of its own would silently ignore them.
+    std::fs::create_dir_all(root.join("f/tasks")).unwrap();
+    let e = err("f", "name = \"f\"\nbase = \"base\"\n");
+    assert!(e.contains("no `tasks/` folder"), "{e}");
+    let _ = std::fs::remove_dir_all(&root);
 }

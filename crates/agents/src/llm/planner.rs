@@ -165,7 +165,7 @@ impl PlannerExecutor {
             "status" => {
                 let complete = plan.get("goal_status").and_then(Value::as_str) == Some("complete");
                 let status = if complete { FinishStatus::Complete } else { FinishStatus::Infeasible };
-                return Ok(Ok(Action::Finish { status }));
+                return Ok(Ok(Action::Finish { status, reason: None }));
             }
             "click" | "long_press" | "double_tap" => {
                 if let Some(target) = plan.remove("target") {
