@@ -470,8 +470,10 @@ pub fn to_action_type_json(action: &Action, dialect: JsonDialect) -> Result<Stri
             put("action_type", "answer".into());
             put("text", text.as_str().into());
         }
-        // JSONAction has no field for a reason: it is left out.
-        Action::Finish { status, .. } => {
+        Action::Finish { reason: Some(_), .. } => {
+            return err("`status` has no field for a reason (finish without one, or use canonical JSON)");
+        }
+        Action::Finish { status, reason: None } => {
             put("action_type", "status".into());
             let status = match status {
                 FinishStatus::Complete => "complete",
@@ -649,6 +651,10 @@ mod tests {
             r#"{"action_type":"input_text","index":2,"text":"x","clear_text":true}"#
         );
         assert!(t(Action::Type { text: "x".into(), target: None, clear: false, enter: true }, MW).is_err());
+        // A reason has no place in `status`: refused, not dropped.
+        let reasoned =
+            Action::Finish { status: FinishStatus::Infeasible, reason: Some("no such channel".into()) };
+        assert!(t(reasoned, AW).unwrap_err().to_string().contains("reason"));
         assert_eq!(
             t(Action::Scroll { direction: Direction::Up, target: Some(Target::Point(Point::new(1, 2))) }, AW)
                 .unwrap(),

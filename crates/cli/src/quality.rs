@@ -51,9 +51,14 @@ pub fn run(args: &TaskReportArgs) -> Result<()> {
     );
     let report = runtime()?.block_on(async {
         let mut set = tokio::task::JoinSet::new();
+        let permits = phonebench_runner::cpu_permits();
         for (i, spec) in specs.iter().enumerate() {
-            let (catalog, spec, options) = (catalog.clone(), (*spec).clone(), options.clone());
-            set.spawn(async move { (i, task_quality(&catalog, &spec, &options).await) });
+            let (catalog, spec, options, permits) =
+                (catalog.clone(), (*spec).clone(), options.clone(), permits.clone());
+            set.spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                (i, task_quality(&catalog, &spec, &options).await)
+            });
         }
         let mut out = Vec::new();
         while let Some(joined) = set.join_next().await {

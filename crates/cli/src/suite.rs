@@ -368,11 +368,14 @@ pub fn validate(args: &ValidateArgs) -> Result<bool> {
     let rt = runtime()?;
     let results = rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
+        let permits = phonebench_runner::cpu_permits();
         for (i, task) in tasks.iter().enumerate() {
-            let (catalog, task, mcp) = (catalog.clone(), (*task).clone(), mcp.clone());
-            set.spawn(
-                async move { (i, validate_task_with(&catalog, &task, seed, &mcp, disturbances).await) },
-            );
+            let (catalog, task, mcp, permits) =
+                (catalog.clone(), (*task).clone(), mcp.clone(), permits.clone());
+            set.spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                (i, validate_task_with(&catalog, &task, seed, &mcp, disturbances).await)
+            });
         }
         let mut out = Vec::new();
         while let Some(r) = set.join_next().await {

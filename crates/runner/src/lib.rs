@@ -28,4 +28,6 @@ pub use episode::{Extras, Limits, run_agent, run_episode};
 pub use results::{EpisodeResult, ResultsDb, ResultsLock, RunConfig, StepResult};
 pub use run::{AgentChoice, AgentKind, RunError, RunOptions, RunOutcome, run_suite};
 pub use shard::{MergeError, MergeOutcome, Shard, merge};
-pub use validate::{TaskValidation, ValidationCache, instantiate, validate_task, validate_task_with};
+pub use validate::{
+    TaskValidation, ValidationCache, cpu_permits, instantiate, validate_task, validate_task_with,
+};

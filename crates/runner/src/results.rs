@@ -829,7 +829,9 @@ impl ResultsDb {
     pub fn episodes(&self) -> Result<Vec<EpisodeResult>, ResultsError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT result FROM episodes ORDER BY task_id, instance")
+            // `key` last: a task's instance at several disturbance levels (`t#0`, `t#0@heavy`)
+            // comes out in one order whatever order the episodes finished in.
+            .prepare("SELECT result FROM episodes ORDER BY task_id, instance, key")
             .map_err(self.sql())?;
         let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(self.sql())?;
         let mut out = Vec::new();

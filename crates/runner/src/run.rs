@@ -327,13 +327,16 @@ pub async fn run_suite(
     let mut checks = JoinSet::new();
     // Only the tasks this run (or shard) plays are validated.
     let played: std::collections::BTreeSet<&str> = episodes.iter().map(|(t, _, _)| t.id.as_str()).collect();
+    let permits = crate::validate::cpu_permits();
     for (i, task) in selected.iter().enumerate().filter(|(_, t)| played.contains(t.id.as_str())) {
         if options.validation_cache.as_ref().is_some_and(|c| c.is_valid(task, options.seed)) {
             continue;
         }
         let (catalog, task, seed) = (catalog.clone(), (*task).clone(), options.seed);
         let (cache, mcp) = (options.validation_cache.clone(), options.mcp.clone());
+        let permits = permits.clone();
         checks.spawn(async move {
+            let _permit = permits.acquire_owned().await;
             let v = validate_task_with(&catalog, &task, seed, &mcp, Disturbances::None).await;
             if let Some(cache) = cache.filter(|_| v.ok()) {
                 cache.remember(&task, seed);

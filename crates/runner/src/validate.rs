@@ -285,3 +285,12 @@ impl ValidationCache {
         }
     }
 }
+
+/// Permits for CPU-bound work spawned on a runtime, one per core. Episodes run without yielding
+/// between their steps; hundreds of them queued at once on the runtime would starve the tasks
+/// that must answer quickly (a built-in MCP server listing its tools has 30 s), so spawned
+/// validations and quality checks each hold a permit while they work and wait without one.
+pub fn cpu_permits() -> Arc<tokio::sync::Semaphore> {
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    Arc::new(tokio::sync::Semaphore::new(cores))
+}

@@ -111,9 +111,14 @@ fn on_the_full_suite_noop_earns_nothing_and_the_reference_everything_even_distur
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let findings: Vec<(String, Findings)> = rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
+        let permits = phonebench_runner::cpu_permits();
         for task in &suite.tasks {
-            let (catalog, task, seed) = (catalog.clone(), task.clone(), suite.manifest.seed);
-            set.spawn(async move { (task.id.clone(), play_task(catalog, task, seed).await) });
+            let (catalog, task, seed, permits) =
+                (catalog.clone(), task.clone(), suite.manifest.seed, permits.clone());
+            set.spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                (task.id.clone(), play_task(catalog, task, seed).await)
+            });
         }
         let mut all = Vec::new();
         while let Some(joined) = set.join_next().await {

@@ -88,7 +88,9 @@ pub async fn prepare_task(
         )
     };
     match Episode::start(&config.catalog, &task, options) {
-        Ok(episode) => Ok(Prepared { episode, task, tools }),
+        // The episode's own copy carries the budget with the disturbances' turns added: what a
+        // client is told and what ends the episode are one number.
+        Ok(episode) => Ok(Prepared { task: episode.task().clone(), episode, tools }),
         Err(e) => {
             if let Some(t) = tools {
                 t.close().await;

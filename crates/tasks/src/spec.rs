@@ -460,6 +460,14 @@ impl TaskSpec {
         let mut reference = Vec::new();
         for line in raw.reference {
             let l = at(line.span());
+            // The episode ends at `finish` or `answer`: a step written after it would never run.
+            if let Some(RefStep::Finish { .. } | RefStep::Answer { .. }) = reference.last() {
+                return Err(LoadError::at(
+                    file,
+                    l,
+                    "reference: a step after `finish` or `answer` never runs (they end the episode)",
+                ));
+            }
             lines.reference.push(l);
             reference.push(
                 parse_step(line.get_ref()).map_err(|e| LoadError::at(file, l, format!("reference: {e}")))?,

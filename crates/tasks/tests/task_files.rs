@@ -355,3 +355,14 @@ fn bad_views_are_refused_with_the_line() {
     assert!(e.contains("no `tasks/` folder"), "{e}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn a_reference_step_after_finish_or_answer_is_refused_at_its_line() {
+    for end in ["finish infeasible \\\"no such list\\\"", "answer \\\"42\\\""] {
+        let text = format!(
+            "id = \"t\"\ngoal = \"g\"\ncategory = \"completion\"\napps = [\"contacts\"]\nreference = [\n  \"{end}\",\n  \"tap #add\",\n]\n[[criteria]]\nanswer = {{ contains = \"42\" }}\n"
+        );
+        let e = parse(&text).unwrap_err();
+        assert!(e.contains("t.toml:7") && e.contains("never runs"), "{e}");
+    }
+}
