@@ -126,9 +126,13 @@ impl DataSource for Failing {
 }
 
 fn render(package: &AppPackage, screen: &str) -> Result<String, String> {
+    render_with(package, screen, Arc::new(Failing))
+}
+
+fn render_with(package: &AppPackage, screen: &str, data: Arc<dyn DataSource>) -> Result<String, String> {
     let file = package.dir.join("screens").join(format!("{screen}.xml"));
     let template = package.env.get_template(&format!("{screen}.xml")).map_err(|e| e.to_string())?;
-    let ctx = Value::from_pairs([(DATA_KEY, Value::from_object(RenderData(Arc::new(Failing))))]);
+    let ctx = Value::from_pairs([(DATA_KEY, Value::from_object(RenderData(data)))]);
     template.render(ctx).map_err(|e| template_error(&file, &e).to_string())
 }
 
@@ -221,16 +225,12 @@ fn search_takes_its_limit_by_position_or_by_name() {
             "<LinearLayout><TextView text=\"{{ search('x', 'q', 3) | length }} {{ search('x', 'q', limit=5) | length }} {{ search('x', 'q') | length }}\"/></LinearLayout>",
         )],
     );
-    let loaded = AppPackage::load(&dir).expect("loads");
-    let template = loaded.env.get_template("hits.xml").expect("template");
-    let ctx = Value::from_pairs([(DATA_KEY, Value::from_object(RenderData(Arc::new(Limits))))]);
-    let out = template.render(ctx).expect("renders");
+    let out =
+        render_with(&AppPackage::load(&dir).expect("loads"), "hits", Arc::new(Limits)).expect("renders");
     assert!(out.contains("3 5 20"), "{out}");
     let bad = "<LinearLayout><TextView text=\"{{ search('x', 'q', 3, limit=5) | length }}\"/></LinearLayout>";
     let dir = package("searchlimit2", &[("screens/hits.xml", bad)]);
-    let loaded = AppPackage::load(&dir).expect("loads");
-    let template = loaded.env.get_template("hits.xml").expect("template");
-    let ctx = Value::from_pairs([(DATA_KEY, Value::from_object(RenderData(Arc::new(Limits))))]);
-    let e = template.render(ctx).expect_err("limit twice").to_string();
+    let e = render_with(&AppPackage::load(&dir).expect("loads"), "hits", Arc::new(Limits))
+        .expect_err("limit twice");
     assert!(e.contains("`limit` given twice"), "{e}");
 }

@@ -221,9 +221,8 @@ pub(crate) struct Disturber {
     rotation: u64,
     /// The turn from which a list may reorder (heavy), until it has.
     reorder_at: Option<u32>,
-    /// The screen whose main list shows its rows rotated: (app, back-stack depth, screen name,
-    /// rotation seed).
-    pub reordered: Option<(usize, usize, String, u64)>,
+    /// The screen whose main list shows its rows rotated: (app, back-stack depth, screen name).
+    reordered: Option<(usize, usize, String)>,
 }
 
 impl Disturber {
@@ -280,11 +279,20 @@ impl Disturber {
         match self.reorder_at {
             Some(turn) if self.turn >= turn && at_top && self.active.is_none() => {
                 self.reorder_at = None;
-                self.reordered = Some((screen.0, screen.1, screen.2.to_string(), self.rotation));
+                self.reordered = Some((screen.0, screen.1, screen.2.to_string()));
                 true
             }
             _ => false,
         }
+    }
+
+    /// How far `screen`'s (app, depth, name) main list is rotated, when it is the one that
+    /// reordered.
+    pub fn rotation_on(&self, screen: (usize, usize, &str)) -> Option<u64> {
+        self.reordered
+            .as_ref()
+            .filter(|(app, depth, name)| (*app, *depth, name.as_str()) == screen)
+            .map(|_| self.rotation)
     }
 
     /// Whether a modal pop-up takes every touch and key now.
@@ -624,24 +632,23 @@ pub(crate) fn heads_up_view(d: &Display, which: usize) -> View {
 /// not open at its end, as a conversation does, down through single-child wrappers to the first
 /// view with at least three children): its first [`REORDERED_ROWS`] rows trade places, by one or
 /// two positions as `rotation` says. Only rows at the top of a list scrolled to its top move, so
-/// what was on screen stays on screen, in another order. Returns whether a list was found.
-pub(crate) fn reorder_rows(view: &mut View, rotation: u64) -> bool {
+/// what was on screen stays on screen, in another order. A screen without such a list is left
+/// as it is.
+pub(crate) fn reorder_rows(view: &mut View, rotation: u64) {
     fn find_scroll(v: &mut View) -> Option<&mut View> {
         if v.kind == Kind::Scroll {
             return (!v.start_at_end).then_some(v);
         }
         v.children.iter_mut().find_map(find_scroll)
     }
-    let Some(mut list) = find_scroll(view) else { return false };
+    let Some(mut list) = find_scroll(view) else { return };
     while list.children.len() == 1 {
         list = &mut list.children[0];
     }
-    let n = list.children.len().min(REORDERED_ROWS);
-    if n < 3 {
-        return false;
+    if list.children.len() >= REORDERED_ROWS {
+        let by = (rotation % (REORDERED_ROWS as u64 - 1)) as usize + 1;
+        list.children[..REORDERED_ROWS].rotate_left(by);
     }
-    list.children[..n].rotate_left((rotation % (n as u64 - 1)) as usize + 1);
-    true
 }
 
 /// How many rows at the top of a list a reorder moves.

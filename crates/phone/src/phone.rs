@@ -699,10 +699,11 @@ impl Phone {
             && free
             && !self.disturber.loading(now)
         {
-            let stack = &self.apps[i].stack;
-            let at_top = stack.last().is_some_and(|f| f.scroll.values().all(|offset| *offset <= 0.0));
-            let screen = stack.last().map(|f| f.screen.clone()).unwrap_or_default();
-            reordered = self.disturber.maybe_reorder((i, stack.len(), &screen), at_top);
+            let at_top =
+                self.apps[i].stack.last().is_some_and(|f| f.scroll.values().all(|offset| *offset <= 0.0));
+            let (depth, screen) = self.top_screen(i);
+            let screen = screen.to_owned();
+            reordered = self.disturber.maybe_reorder((i, depth, &screen), at_top);
         }
         if reordered || shown(&self.disturber) != was {
             // The keyboard stays as it was (the pop-up sits above it and takes the keys), so
@@ -717,11 +718,17 @@ impl Phone {
     fn nav_signature(&self) -> (Foreground, usize, String) {
         match self.foreground {
             Foreground::App(i) => {
-                let stack = &self.apps[i].stack;
-                (self.foreground, stack.len(), stack.last().map(|f| f.screen.clone()).unwrap_or_default())
+                let (depth, screen) = self.top_screen(i);
+                (self.foreground, depth, screen.to_string())
             }
             other => (other, 0, String::new()),
         }
+    }
+
+    /// App `i`'s back-stack depth and the name of its top screen (empty before it opens).
+    pub(crate) fn top_screen(&self, i: usize) -> (usize, &str) {
+        let stack = &self.apps[i].stack;
+        (stack.len(), stack.last().map_or("", |f| f.screen.as_str()))
     }
 
     /// The disturbances this phone gets.

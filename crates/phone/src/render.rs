@@ -155,34 +155,25 @@ impl Phone {
                 let package = self.apps[i].package.manifest.package.clone();
                 (crate::disturb::loading_view(&d, &package), package, Some(i))
             }
-            // A list that reordered (a disturbance): rendered anew each time, never cached.
-            Foreground::App(i) if self.reordered_here(i) => {
-                let rotation = self.disturber.reordered.as_ref().map_or(0, |r| r.3);
-                match self.render_app(i) {
-                    Ok(mut view) => {
-                        crate::disturb::reorder_rows(&mut view, rotation);
-                        reordered = true;
-                        (view, self.apps[i].package.manifest.package.clone(), Some(i))
-                    }
-                    Err(e) => {
-                        let message = self.app_failure(e)?;
-                        let view = self.crash_screen(i, &message);
-                        crash = Some((i, message));
-                        self.keyboard = false;
-                        (view, self.apps[i].package.manifest.package.clone(), Some(i))
-                    }
-                }
-            }
             Foreground::App(i) => {
+                // A list that reordered (a disturbance) is rendered anew each time, never cached.
+                let (depth, screen) = self.top_screen(i);
+                let rotation = self.disturber.rotation_on((i, depth, screen));
                 let key = self.cache_key(i);
                 let view = match self.apps[i].cache.take() {
-                    Some(c) if Some(&c.key) == key.as_ref() => {
+                    Some(c) if rotation.is_none() && Some(&c.key) == key.as_ref() => {
                         let view = c.view.clone();
                         cached = Some(c);
                         view
                     }
                     _ => match self.render_app(i) {
-                        Ok(view) => view,
+                        Ok(mut view) => {
+                            if let Some(rotation) = rotation {
+                                crate::disturb::reorder_rows(&mut view, rotation);
+                                reordered = true;
+                            }
+                            view
+                        }
                         Err(e) => {
                             let message = self.app_failure(e)?;
                             let view = self.crash_screen(i, &message);
@@ -228,11 +219,11 @@ impl Phone {
             }
         };
         let keyboard = self.keyboard_shown() && !loading;
-        let app_bottom = if keyboard { app_bottom_full - d.keyboard_h() } else { app_bottom_full };
+        let above_keys = if keyboard { app_bottom_full - d.keyboard_h() } else { app_bottom_full };
         // A banner ad (a disturbance) takes a strip under the app's screen, which is laid out above it.
         let banner = app_index.is_some() && crash.is_none() && self.disturber.banner;
         let banner_h = if banner { crate::disturb::banner_height(&d) } else { 0.0 };
-        let app_bottom = app_bottom - banner_h;
+        let app_bottom = above_keys - banner_h;
         let banner_view = banner.then(|| crate::disturb::banner_view(&d, self.disturber.ad));
         let popup_view = self.disturber.active.map(|(popup, i)| {
             let m = &self.apps[i].package.manifest;
@@ -336,7 +327,6 @@ impl Phone {
         }
         if let Some((view, package)) = &popup_view {
             // Over the app and its banner, above the keyboard when it is up.
-            let above_keys = if keyboard { app_bottom_full - d.keyboard_h() } else { app_bottom_full };
             let area = Rect { x: 0.0, y: app_top, w: screen_w, h: above_keys - app_top };
             windows.push(WindowSpec {
                 kind: WindowKind::Application,
@@ -459,14 +449,6 @@ impl Phone {
             system_bounds,
             crash,
             heads_up_bounds,
-        })
-    }
-
-    /// Whether app `i`'s top screen is the one whose list reordered (a disturbance).
-    fn reordered_here(&self, i: usize) -> bool {
-        let stack = &self.apps[i].stack;
-        self.disturber.reordered.as_ref().is_some_and(|(app, depth, screen, _)| {
-            *app == i && *depth == stack.len() && stack.last().is_some_and(|f| &f.screen == screen)
         })
     }
 

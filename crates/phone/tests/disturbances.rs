@@ -99,7 +99,7 @@ fn heavy_shows_pop_ups_ads_and_notifications_and_the_dismiss_step_clears_each() 
         // Everything planned came and went: the screen is the app's own again.
         let tree = phone.tree().unwrap().clone();
         assert_eq!(dismissal(&tree), None, "seed {seed}");
-        assert!(has_id(&tree, "com.android.contacts:id/floating_action_button") || !tree.is_empty());
+        assert!(has_id(&tree, "com.android.contacts:id/floating_action_button"), "seed {seed}");
     }
 }
 
@@ -115,7 +115,7 @@ fn the_same_seed_gives_the_same_disturbances_and_another_seed_others() {
 #[test]
 fn disturbances_never_touch_app_data() {
     let (_, _, mut disturbed) = play(Disturbances::Heavy, 3, 40);
-    let (_, _, mut clean) = play(Disturbances::None, 3, 40);
+    let (_, _, clean) = play(Disturbances::None, 3, 40);
     for app in ["contacts", "messages", "settings", "files", "email"] {
         assert_eq!(disturbed.database_bytes(app).unwrap(), clean.database_bytes(app).unwrap(), "{app}");
     }
@@ -128,7 +128,6 @@ fn disturbances_never_touch_app_data() {
     assert!(
         matches!(dismissal(&tree), Some(Dismissal::Tap(n)) if tree.node(n).resource_id == BANNER_CLOSE_ID)
     );
-    assert!(clean.tree().is_ok());
 }
 
 /// Waits until a modal pop-up shows (heavy plans the first within four turns).
