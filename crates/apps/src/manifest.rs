@@ -21,6 +21,9 @@ pub struct Manifest {
     pub entry: String,
     /// Launcher icon name (for the screenshot renderer).
     pub icon: String,
+    /// The app's store category (`Productivity`, `Communication`, ...), as questions about the
+    /// app name it (the knowledge probe); optional.
+    pub category: Option<String>,
     /// Other apps whose databases this app's templates may read (`query_app`).
     pub reads: Vec<String>,
     /// Read-only content indexes, by name.
@@ -121,6 +124,8 @@ struct ManifestRepr {
     entry: Spanned<String>,
     #[serde(default)]
     icon: Option<String>,
+    #[serde(default)]
+    category: Option<String>,
     #[serde(default)]
     reads: Option<Spanned<Vec<String>>>,
     #[serde(default)]
@@ -338,6 +343,7 @@ pub fn parse_manifest(file: &Path, text: &str) -> Result<Manifest, LoadError> {
         package: repr.package.into_inner(),
         entry: repr.entry.into_inner(),
         icon: repr.icon.unwrap_or_else(|| "apps".to_string()),
+        category: repr.category,
         reads,
         search,
     })

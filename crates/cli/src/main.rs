@@ -16,6 +16,7 @@ macro_rules! out {
 mod mcp;
 mod models;
 mod play;
+mod probe;
 mod quality;
 mod report;
 mod screenshot;
@@ -86,6 +87,14 @@ enum Command {
     Run(Box<suite::RunArgs>),
     /// Write the static HTML report of a results folder.
     Report(report::ReportArgs),
+    /// Probe a model's capabilities beyond pass/fail (SPHINX's probes and more): knowledge
+    /// questions, completion judgment, grounding, instruction following; items from SPHINX's data
+    /// or generated from our apps. Results go to a results folder like a run's; exits 3 when a
+    /// model server failed on some items (retry them with --resume).
+    Probe(Box<probe::ProbeArgs>),
+    /// Capability profiles of results folders (probes and runs), several models side by side: a
+    /// table, and the radar chart as SVG or PNG.
+    Profile(probe::ProfileArgs),
     /// The task-quality report of a suite: per task, reference length, criteria, tags, what
     /// random play reaches (paths, screens, successes); goal pairs that read nearly alike.
     TaskReport(quality::TaskReportArgs),
@@ -316,6 +325,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::SphinxEval(args) => Ok(ExitCode::from(sphinx_eval::run(&args)?.clamp(0, 255) as u8)),
+        Command::Probe(args) => {
+            Ok(if probe::run(&args)? { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INCOMPLETE) })
+        }
+        Command::Profile(args) => {
+            probe::run_profile(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Report(args) => {
             report::run(&args)?;
             Ok(ExitCode::SUCCESS)

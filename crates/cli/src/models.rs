@@ -16,6 +16,8 @@ use phonebench_runner::{AgentChoice, AgentKind};
 /// How to reach model servers (`run`'s flags).
 #[derive(clap::Args, Debug, Clone)]
 pub struct ModelArgs {
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
     /// A model-driven agent's configuration file (TOML with prompt templates beside it); the
     /// built-in ones are named with --agent.
     #[arg(long)]
@@ -24,22 +26,6 @@ pub struct ModelArgs {
     /// `convention=ui-tars-1.5` (repeatable).
     #[arg(long = "agent-option", value_name = "KEY=VALUE")]
     pub agent_options: Vec<String>,
-    /// The model name sent to the server.
-    #[arg(long, env = "PHONEBENCH_MODEL")]
-    pub model: Option<String>,
-    /// The OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1.
-    #[arg(long, env = "PHONEBENCH_BASE_URL")]
-    pub base_url: Option<String>,
-    /// The environment variable holding the API key (e.g. OPENAI_API_KEY); none is sent without it.
-    #[arg(long, env = "PHONEBENCH_API_KEY_ENV")]
-    pub api_key_env: Option<String>,
-    /// Override the acting model's temperature.
-    #[arg(long)]
-    pub temperature: Option<f64>,
-    /// The acting model's price: USD per million prompt and completion tokens, `IN,OUT`
-    /// (default: the built-in price table).
-    #[arg(long)]
-    pub price: Option<String>,
     /// The grounding model (planner-executor): name, base URL, API key variable. Default: the
     /// configuration's [grounding] section, else the main model.
     #[arg(long)]
@@ -74,6 +60,28 @@ pub struct ModelArgs {
     /// The simulated user's persona.
     #[arg(long)]
     pub user_persona: Option<String>,
+}
+
+/// How to reach one model server: the flags every command that calls a model shares (`run`'s
+/// acting model, `probe`'s probed model).
+#[derive(clap::Args, Debug, Clone)]
+pub struct EndpointArgs {
+    /// The model name sent to the server.
+    #[arg(long, env = "PHONEBENCH_MODEL")]
+    pub model: Option<String>,
+    /// The OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1.
+    #[arg(long, env = "PHONEBENCH_BASE_URL")]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key (e.g. OPENAI_API_KEY); none is sent without it.
+    #[arg(long, env = "PHONEBENCH_API_KEY_ENV")]
+    pub api_key_env: Option<String>,
+    /// Override the acting model's temperature.
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// The acting model's price: USD per million prompt and completion tokens, `IN,OUT`
+    /// (default: the built-in price table).
+    #[arg(long)]
+    pub price: Option<String>,
     /// Response cache: `read-write` (hits are free, misses are stored), `replay` (a miss is an
     /// error: how recorded sessions re-run without a server) or `off`. The cache lives in
     /// $PHONEBENCH_CACHE/responses.
@@ -90,13 +98,53 @@ pub struct ModelArgs {
     pub retry_base_ms: u64,
 }
 
+impl EndpointArgs {
+    /// The response cache the flags name.
+    pub fn cache(&self) -> Result<ResponseCache> {
+        let mode = CacheMode::parse(&self.cache).map_err(anyhow::Error::msg).context("--cache")?;
+        let dir = match cache_base() {
+            Some(base) => base.join("responses"),
+            None if mode == CacheMode::Off => PathBuf::from("."),
+            None => bail!("no cache folder: set PHONEBENCH_CACHE (or HOME), or pass --cache off"),
+        };
+        Ok(ResponseCache::new(dir, mode))
+    }
+
+    /// A model behind the cache from a config section and the flags that override it.
+    pub fn handle(
+        &self,
+        what: &str,
+        section: &ModelSection,
+        name: Option<&String>,
+        base_url: Option<&String>,
+        api_key_env: Option<&String>,
+        cache: &ResponseCache,
+    ) -> Result<ModelHandle> {
+        let base_url = base_url.or(section.base_url.as_ref()).with_context(|| {
+            format!("{what} needs a model server: pass --base-url URL (an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1)")
+        })?;
+        let model = name
+            .or(section.name.as_ref())
+            .with_context(|| format!("{what} needs a model name: pass --model NAME"))?;
+        let mut endpoint = Endpoint::new(base_url.clone(), model.clone());
+        endpoint.api_key_env = api_key_env.cloned().or_else(|| section.api_key_env.clone());
+        endpoint.timeout_secs = section.timeout_secs.unwrap_or(self.model_timeout);
+        endpoint.retry.max_retries = section.max_retries.unwrap_or(self.max_retries);
+        endpoint.retry.base_delay_ms = self.retry_base_ms;
+        endpoint.price = section.price;
+        let client = OpenAiClient::new(endpoint).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+        let model: Arc<dyn ChatModel> = Arc::new(CachedModel::new(Arc::new(client), cache.clone()));
+        Ok(ModelHandle::new(model, section))
+    }
+}
+
 impl ModelArgs {
     /// The longest an agent turn may take with every model call in it timing out and being
     /// retried (four calls a turn at most: action, repair or summary, grounding, user), plus a
     /// minute: beyond it the turn is stuck, an infrastructure failure.
     pub fn turn_timeout(&self) -> std::time::Duration {
-        let retries = u64::from(self.max_retries);
-        let per_call = (retries + 1) * self.model_timeout.max(1) + retries * 30;
+        let retries = u64::from(self.endpoint.max_retries);
+        let per_call = (retries + 1) * self.endpoint.model_timeout.max(1) + retries * 30;
         std::time::Duration::from_secs(4 * per_call + 60)
     }
 }
@@ -132,51 +180,14 @@ pub struct ModelSetup {
 }
 
 impl ModelArgs {
-    fn cache(&self) -> Result<ResponseCache> {
-        let mode = CacheMode::parse(&self.cache).map_err(anyhow::Error::msg).context("--cache")?;
-        let dir = match cache_base() {
-            Some(base) => base.join("responses"),
-            None if mode == CacheMode::Off => PathBuf::from("."),
-            None => bail!("no cache folder: set PHONEBENCH_CACHE (or HOME), or pass --cache off"),
-        };
-        Ok(ResponseCache::new(dir, mode))
-    }
-
-    /// A model behind the cache from a config section and the flags that override it.
-    fn model(
-        &self,
-        what: &str,
-        section: &ModelSection,
-        name: Option<&String>,
-        base_url: Option<&String>,
-        api_key_env: Option<&String>,
-        cache: &ResponseCache,
-    ) -> Result<ModelHandle> {
-        let base_url = base_url.or(section.base_url.as_ref()).with_context(|| {
-            format!("{what} needs a model server: pass --base-url URL (an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1)")
-        })?;
-        let model = name
-            .or(section.name.as_ref())
-            .with_context(|| format!("{what} needs a model name: pass --model NAME"))?;
-        let mut endpoint = Endpoint::new(base_url.clone(), model.clone());
-        endpoint.api_key_env = api_key_env.cloned().or_else(|| section.api_key_env.clone());
-        endpoint.timeout_secs = section.timeout_secs.unwrap_or(self.model_timeout);
-        endpoint.retry.max_retries = section.max_retries.unwrap_or(self.max_retries);
-        endpoint.retry.base_delay_ms = self.retry_base_ms;
-        endpoint.price = section.price;
-        let client = OpenAiClient::new(endpoint).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
-        let model: Arc<dyn ChatModel> = Arc::new(CachedModel::new(Arc::new(client), cache.clone()));
-        Ok(ModelHandle::new(model, section))
-    }
-
     /// The agent's own settings with `--temperature` and `--price` applied (they are the acting
     /// model's; judges and simulated users keep theirs).
     fn agent_section(&self, section: &ModelSection) -> Result<ModelSection> {
         let mut section = section.clone();
-        if let Some(t) = self.temperature {
+        if let Some(t) = self.endpoint.temperature {
             section.temperature = Some(t);
         }
-        if let Some(p) = &self.price {
+        if let Some(p) = &self.endpoint.price {
             section.price = Some(Price::parse(p).map_err(anyhow::Error::msg).context("--price")?);
         }
         Ok(section)
@@ -184,7 +195,7 @@ impl ModelArgs {
 
     /// The agent named `agent` (built-in scripted or model-driven), the judge and the user.
     pub fn setup(&self, agent: &str) -> Result<ModelSetup> {
-        let cache = self.cache()?;
+        let cache = self.endpoint.cache()?;
         let config = match (&self.agent_config, AgentKind::parse(agent)) {
             (Some(path), _) => Some(AgentConfig::load(path).map_err(anyhow::Error::msg)?),
             (None, Ok(_)) => None,
@@ -203,12 +214,12 @@ impl ModelArgs {
                 for option in &self.agent_options {
                     config.set_option(option).map_err(anyhow::Error::msg)?;
                 }
-                let main = self.model(
+                let main = self.endpoint.handle(
                     &format!("agent `{}`", config.name),
                     &self.agent_section(&config.model)?,
-                    self.model.as_ref(),
-                    self.base_url.as_ref(),
-                    self.api_key_env.as_ref(),
+                    self.endpoint.model.as_ref(),
+                    self.endpoint.base_url.as_ref(),
+                    self.endpoint.api_key_env.as_ref(),
                     &cache,
                 )?;
                 let grounding = match (&config.grounding, &self.grounding_model, &self.grounding_base_url) {
@@ -217,18 +228,18 @@ impl ModelArgs {
                         let section = section.clone().unwrap_or_default();
                         // The grounding model keeps its own temperature; it is priced like the agent's
                         // only when it is the same model.
-                        let section = match (&self.price, name) {
+                        let section = match (&self.endpoint.price, name) {
                             (Some(_), None) => {
                                 ModelSection { price: self.agent_section(&section)?.price, ..section }
                             }
                             _ => section,
                         };
-                        Some(self.model(
+                        Some(self.endpoint.handle(
                             "the grounding model",
                             &section,
-                            name.as_ref().or(self.model.as_ref()),
-                            url.as_ref().or(self.base_url.as_ref()),
-                            self.grounding_api_key_env.as_ref().or(self.api_key_env.as_ref()),
+                            name.as_ref().or(self.endpoint.model.as_ref()),
+                            url.as_ref().or(self.endpoint.base_url.as_ref()),
+                            self.grounding_api_key_env.as_ref().or(self.endpoint.api_key_env.as_ref()),
                             &cache,
                         )?)
                     }
@@ -241,12 +252,12 @@ impl ModelArgs {
         let judge = match &self.judge_model {
             None => None,
             Some(name) => {
-                let handle = self.model(
+                let handle = self.endpoint.handle(
                     "the judge",
                     &ModelSection { temperature: Some(0.0), ..ModelSection::default() },
                     Some(name),
-                    self.judge_base_url.as_ref().or(self.base_url.as_ref()),
-                    self.judge_api_key_env.as_ref().or(self.api_key_env.as_ref()),
+                    self.judge_base_url.as_ref().or(self.endpoint.base_url.as_ref()),
+                    self.judge_api_key_env.as_ref().or(self.endpoint.api_key_env.as_ref()),
                     &cache,
                 )?;
                 Some(Arc::new(Judge::new(handle, JUDGE_TEMPLATE).map_err(anyhow::Error::msg)?))
@@ -258,17 +269,17 @@ impl ModelArgs {
                 let name = self
                     .user_model
                     .as_ref()
-                    .or(self.model.as_ref())
+                    .or(self.endpoint.model.as_ref())
                     .context("--user model needs --user-model NAME")?;
                 // MobileWorld's user call: temperature 0, seed 42.
                 let section =
                     ModelSection { temperature: Some(0.0), seed: Some(42), ..ModelSection::default() };
-                let handle = self.model(
+                let handle = self.endpoint.handle(
                     "the simulated user",
                     &section,
                     Some(name),
-                    self.user_base_url.as_ref().or(self.base_url.as_ref()),
-                    self.user_api_key_env.as_ref().or(self.api_key_env.as_ref()),
+                    self.user_base_url.as_ref().or(self.endpoint.base_url.as_ref()),
+                    self.user_api_key_env.as_ref().or(self.endpoint.api_key_env.as_ref()),
                     &cache,
                 )?;
                 let persona = self.user_persona.as_deref().unwrap_or(DEFAULT_PERSONA);

@@ -441,6 +441,21 @@ impl Episode {
         Ok(self.trajectory)
     }
 
+    /// The trajectory as it would be if the agent finished (complete) now: every tracked app's
+    /// current database as the last one, the episode going on untouched. What the capability
+    /// probes judge each prefix of a reference by.
+    pub fn stopped_here(&self) -> Result<Trajectory, EnvError> {
+        let mut trajectory = self.trajectory.clone();
+        trajectory.end = Some(EpisodeEnd::Finished { status: phonebench_actions::FinishStatus::Complete });
+        for app in &self.tracked_apps {
+            let last = self.phone.database_bytes(app)?;
+            if let Some(pair) = trajectory.databases.get_mut(app) {
+                pair.last = last;
+            }
+        }
+        Ok(trajectory)
+    }
+
     fn record_screen(&mut self) {
         let (app, package, activity) = match (self.phone.foreground(), self.phone.current_screen()) {
             (Foreground::App(_), Some((app, screen))) => {

@@ -121,7 +121,17 @@ pub fn write_report(results_dir: &Path, out_dir: &Path) -> Result<ReportFiles, R
     let glossary = out_dir.join(GLOSSARY_FILE);
     write(&glossary, &render(&env, "glossary.html", &glossary_page())?)?;
     let index = out_dir.join(INDEX_FILE);
-    let view = index_page(config.as_ref(), &episodes, &pages, &wall, &accounting);
+    let mut view = index_page(config.as_ref(), &episodes, &pages, &wall, &accounting);
+    let probe_results = phonebench_probe::run::stored_results(&db)?;
+    if !probe_results.is_empty() {
+        let configs = phonebench_probe::run::stored_configs(&db)?;
+        let model = configs.first().map(|c| c.model.clone()).unwrap_or_else(|| "model".to_string());
+        if config.is_none() {
+            view.title = format!("phonebench report: capability probes of {model}");
+        }
+        view.has_run = !episodes.is_empty();
+        view.capabilities = Some(capabilities_view(&model, &configs, &probe_results, &episodes));
+    }
     write(&index, &render(&env, "index.html", &view)?)?;
     Ok(ReportFiles { index, glossary, episodes: files })
 }
@@ -500,7 +510,81 @@ struct IndexPage<'a> {
     wall_total: String,
     spend: Option<SpendView>,
     robustness: Option<RobustnessView>,
+    /// The folder holds run episodes (a folder of probes alone has none to summarize).
+    has_run: bool,
+    /// The capability probes' figures and profile, when the folder holds probe results.
+    capabilities: Option<CapabilitiesView>,
     version: &'static str,
+}
+
+/// The capability section: the radar, the profile and every probe figure.
+#[derive(Serialize)]
+struct CapabilitiesView {
+    model: String,
+    /// The radar chart, an SVG element built by `phonebench_probe::radar_svg` (labels escaped
+    /// there; marked safe in the template).
+    radar: String,
+    profile: Vec<(String, String)>,
+    probes: Vec<String>,
+    figures: Vec<FigureRow>,
+    infrastructure: usize,
+}
+
+#[derive(Serialize)]
+struct FigureRow {
+    probe: &'static str,
+    data: &'static str,
+    mode: &'static str,
+    measure: String,
+    n: u32,
+    original: String,
+    repaired: String,
+}
+
+fn capabilities_view(
+    model: &str,
+    configs: &[phonebench_probe::ProbeConfig],
+    results: &[phonebench_probe::ProbeResult],
+    episodes: &[EpisodeResult],
+) -> CapabilitiesView {
+    let profile = phonebench_probe::profile(model, results, episodes);
+    CapabilitiesView {
+        model: model.to_string(),
+        radar: phonebench_probe::radar_svg(std::slice::from_ref(&profile)),
+        profile: phonebench_probe::DIMENSIONS
+            .iter()
+            .zip(&profile.values)
+            .map(|((_, label), v)| (label.to_string(), percent(*v)))
+            .collect(),
+        probes: configs
+            .iter()
+            .map(|c| {
+                let modes: Vec<&str> = c.modes.iter().map(|m| m.name()).collect();
+                let data: Vec<&str> = c.data.iter().map(|d| d.name()).collect();
+                format!(
+                    "{}: {} data, modes {}, {} parsing{}",
+                    c.probe.name(),
+                    data.join("+"),
+                    modes.join(", "),
+                    c.settings.parsing.name(),
+                    if c.settings.repair { ", repair on" } else { ", no repair" }
+                )
+            })
+            .collect(),
+        figures: phonebench_probe::score::figures(results)
+            .into_iter()
+            .map(|f| FigureRow {
+                probe: f.probe.name(),
+                data: f.source.name(),
+                mode: f.mode.name(),
+                measure: f.measure,
+                n: f.n,
+                original: percent(f.original),
+                repaired: percent(f.repaired),
+            })
+            .collect(),
+        infrastructure: results.iter().filter(|r| r.infrastructure_error.is_some()).count(),
+    }
 }
 
 /// The robustness table with its figures as text.
@@ -575,6 +659,8 @@ fn index_page<'a>(
     IndexPage {
         title,
         config,
+        has_run: true,
+        capabilities: None,
         overall: MetricsView::from(&summary.overall),
         columns: columns(episodes),
         categories: groups(&summary.categories),

@@ -732,3 +732,92 @@ fn a_real_image_agent_episode_shows_its_screenshot_and_touch_point_in_chromium()
     fixture::cleanup(&out);
     fixture::cleanup(&dir);
 }
+
+/// A results folder of capability probes alone, with a hostile model name.
+#[allow(clippy::unwrap_used)]
+fn probe_results(name: &str) -> PathBuf {
+    use phonebench_probe::item::{DataSource, Mode, ProbeKind};
+    let dir = std::env::temp_dir().join(format!("phonebench-report-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut db = phonebench_runner::ResultsDb::open(&dir).unwrap();
+    let model = "<script>alert(1)</script>";
+    for probe in [ProbeKind::Knowledge, ProbeKind::Completion, ProbeKind::Grounding] {
+        let config = phonebench_probe::ProbeConfig {
+            probe,
+            model: model.into(),
+            data: vec![DataSource::Generated],
+            modes: probe.default_modes().to_vec(),
+            settings: phonebench_probe::AskSettings {
+                parsing: phonebench_probe::Parsing::Sphinx,
+                repair: true,
+            },
+            limit: None,
+            suite: Some("full@0".into()),
+            items: "0".into(),
+            sampling: String::new(),
+        };
+        db.set_probe_config(probe.name(), &serde_json::to_string(&config).unwrap(), true).unwrap();
+    }
+    let result =
+        |probe: ProbeKind, mode: Mode, item: &str, group: &str, units: u32, correct: u32, repaired: u32| {
+            phonebench_probe::ProbeResult {
+                key: phonebench_probe::ProbeResult::key_of(probe, mode, item),
+                probe,
+                mode,
+                item: item.into(),
+                source: DataSource::Generated,
+                app: Some("contacts".into()),
+                group: group.into(),
+                trajectory: (probe == ProbeKind::Completion).then(|| "t#0".to_string()),
+                answers: Vec::new(),
+                units,
+                correct,
+                correct_repaired: repaired,
+                format_errors: 0,
+                repairs: 0,
+                infrastructure_error: None,
+            }
+        };
+    for r in [
+        result(ProbeKind::Knowledge, Mode::Text, "q1", "intention_level", 5, 3, 4),
+        result(ProbeKind::Knowledge, Mode::Text, "q2", "app_level", 5, 5, 5),
+        result(ProbeKind::Completion, Mode::Tree, "c0", "pre", 1, 0, 0),
+        result(ProbeKind::Completion, Mode::Tree, "c1", "last", 1, 1, 1),
+        result(ProbeKind::Grounding, Mode::Text, "g1", "click", 1, 1, 1),
+    ] {
+        let text = serde_json::to_string(&r).unwrap();
+        db.insert_probe(&r.key, r.probe.name(), None, &text, "[]").unwrap();
+    }
+    dir
+}
+
+#[test]
+#[allow(clippy::unwrap_used)]
+fn a_probe_folder_report_shows_the_capability_radar_in_chromium() {
+    let dir = probe_results("radar");
+    let files = write_report(&dir, &dir.join("report")).unwrap();
+    let index = load(&files.index, &dir.join("profile-index"));
+    assert!(index.console.is_empty(), "console messages on index.html: {:?}", index.console);
+    assert!(!index.dom.contains("<script"), "the model name became markup");
+    for needle in [
+        "id=\"capabilities\"",
+        "class=\"radar\"",
+        "data-dimension=\"goal_understanding\"",
+        "Goal understanding</td><td>80.0%",
+        "App knowledge</td><td>100.0%",
+        "Planning</td><td>50.0%",
+        "Grounding</td><td>100.0%",
+        "accuracy:intention_level",
+        "&lt;script&gt;alert(1)&lt;/script&gt;",
+    ] {
+        assert!(index.dom.contains(needle), "index DOM lacks {needle:?}:\n{}", index.dom);
+    }
+    assert!(!index.dom.contains("<h2>Summary</h2>"), "a folder of probes has no run summary");
+    // The model's polygon is painted: pixels of its stroke colour, inside the chart.
+    let c = capture(&files.index, &dir.join("profile-capture"));
+    let stroke = blob(&c, [25, 118, 210]).expect("no pixel of the model's polygon");
+    assert!(stroke.count > 200, "{stroke:?}");
+    let (w, h) = (stroke.bounds.2 - stroke.bounds.0, stroke.bounds.3 - stroke.bounds.1);
+    assert!(w > 60 && h > 60, "the polygon spans {w}×{h} px: {stroke:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 pub const DB_FILE: &str = "results.sqlite";
 /// The JSON Lines export's file name.
 pub const JSONL_FILE: &str = "episodes.jsonl";
+/// The capability probes' JSON Lines export's file name.
+pub const PROBES_JSONL_FILE: &str = "probes.jsonl";
 /// The lock file inside a results folder: whoever holds an exclusive OS lock on it may write
 /// into the folder (see [`ResultsLock`]).
 pub const LOCK_FILE: &str = "results.lock";
@@ -538,7 +540,7 @@ pub fn clear(lock: &ResultsLock) -> Result<(), ResultsError> {
         let conn = Connection::open_with_flags(&db, flags).map_err(sql)?;
         check_ours(&conn, &db)?;
     }
-    for name in [DB_FILE, "results.sqlite-wal", "results.sqlite-shm", JSONL_FILE] {
+    for name in [DB_FILE, "results.sqlite-wal", "results.sqlite-shm", JSONL_FILE, PROBES_JSONL_FILE] {
         let file = dir.join(name);
         match std::fs::remove_file(&file) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -559,6 +561,8 @@ pub fn clear(lock: &ResultsLock) -> Result<(), ResultsError> {
 /// The tables every results database has (and what a database from before [`APPLICATION_ID`]
 /// was set is recognised by).
 const TABLES: [&str; 4] = ["run", "episodes", "accounting", "steps"];
+/// Tables added later (capability probes): a database without them is still ours.
+const LATER_TABLES: [&str; 2] = ["probe_runs", "probe_results"];
 
 /// Whether `conn` is one of our results databases: `Ok(true)` if it is, `Ok(false)` if it is
 /// empty (no tables: a new file), an error naming the reason otherwise.
@@ -582,7 +586,11 @@ fn check_ours(conn: &Connection, path: &Path) -> Result<bool, ResultsError> {
     }
     // Results written before the application id was set: recognised by their tables.
     let missing: Vec<&str> = TABLES.iter().copied().filter(|t| !tables.iter().any(|n| n == t)).collect();
-    let extra: Vec<&str> = tables.iter().map(String::as_str).filter(|n| !TABLES.contains(n)).collect();
+    let extra: Vec<&str> = tables
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !TABLES.contains(n) && !LATER_TABLES.contains(n))
+        .collect();
     if missing.is_empty() && extra.is_empty() {
         return Ok(true);
     }
@@ -625,6 +633,14 @@ CREATE TABLE IF NOT EXISTS steps (
     step INTEGER NOT NULL,
     data TEXT NOT NULL,
     PRIMARY KEY (key, step)
+);
+CREATE TABLE IF NOT EXISTS probe_runs (probe TEXT PRIMARY KEY, config TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS probe_results (
+    key TEXT PRIMARY KEY,
+    probe TEXT NOT NULL,
+    infrastructure_error TEXT,
+    result TEXT NOT NULL,
+    calls TEXT NOT NULL
 );
 ";
 
@@ -876,6 +892,143 @@ impl ResultsDb {
             out.push(serde_json::from_str(&text).map_err(self.json("steps.data"))?);
         }
         Ok(out)
+    }
+
+    /// The stored configuration of capability probe `probe`, if any (JSON text).
+    pub fn probe_config(&self, probe: &str) -> Result<Option<String>, ResultsError> {
+        if !self.has_table("probe_runs")? {
+            return Ok(None);
+        }
+        self.conn
+            .query_row("SELECT config FROM probe_runs WHERE probe = ?1", params![probe], |r| r.get(0))
+            .optional()
+            .map_err(self.sql())
+    }
+
+    /// Stores the configuration of probe `probe` (replacing any), deleting its stored results
+    /// when `clear` is set (a new configuration never mixes with results of another).
+    pub fn set_probe_config(&mut self, probe: &str, config: &str, clear: bool) -> Result<(), ResultsError> {
+        let path = self.path.clone();
+        let sql = |source| ResultsError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        if clear {
+            tx.execute("DELETE FROM probe_results WHERE probe = ?1", params![probe]).map_err(sql)?;
+        }
+        tx.execute(
+            "INSERT OR REPLACE INTO probe_runs (probe, config) VALUES (?1, ?2)",
+            params![probe, config],
+        )
+        .map_err(sql)?;
+        tx.commit().map_err(sql)
+    }
+
+    /// Stores one probe item's result (JSON) and its model calls (JSON: kept in SQLite only,
+    /// like an episode's accounting, since latency and cache hits differ between runs). A
+    /// stored result with the same key is replaced.
+    pub fn insert_probe(
+        &mut self,
+        key: &str,
+        probe: &str,
+        infrastructure_error: Option<&str>,
+        result: &str,
+        calls: &str,
+    ) -> Result<(), ResultsError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO probe_results (key, probe, infrastructure_error, result, calls)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![key, probe, infrastructure_error, result, calls],
+            )
+            .map(|_| ())
+            .map_err(self.sql())
+    }
+
+    /// Keys of the stored probe results of `probe` that count as done (infrastructure failures
+    /// are retried).
+    pub fn probe_done_keys(&self, probe: &str) -> Result<Vec<String>, ResultsError> {
+        if !self.has_table("probe_results")? {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key FROM probe_results WHERE probe = ?1 AND infrastructure_error IS NULL ORDER BY key")
+            .map_err(self.sql())?;
+        let rows = stmt.query_map(params![probe], |r| r.get(0)).map_err(self.sql())?;
+        rows.collect::<Result<Vec<String>, _>>().map_err(self.sql())
+    }
+
+    /// Every stored probe result as `(key, result JSON)`, sorted by key; `probe` narrows it to
+    /// one probe.
+    pub fn probe_results(&self, probe: Option<&str>) -> Result<Vec<(String, String)>, ResultsError> {
+        if !self.has_table("probe_results")? {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, result FROM probe_results WHERE ?1 IS NULL OR probe = ?1 ORDER BY key")
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map(params![probe], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(self.sql())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql())
+    }
+
+    /// The stored model calls of one probe item (JSON), if it is stored.
+    pub fn probe_calls(&self, key: &str) -> Result<Option<String>, ResultsError> {
+        if !self.has_table("probe_results")? {
+            return Ok(None);
+        }
+        self.conn
+            .query_row("SELECT calls FROM probe_results WHERE key = ?1", params![key], |r| r.get(0))
+            .optional()
+            .map_err(self.sql())
+    }
+
+    /// Every stored probe configuration as `(probe, config JSON)`, sorted.
+    pub fn probe_configs(&self) -> Result<Vec<(String, String)>, ResultsError> {
+        if !self.has_table("probe_runs")? {
+            return Ok(Vec::new());
+        }
+        let mut stmt =
+            self.conn.prepare("SELECT probe, config FROM probe_runs ORDER BY probe").map_err(self.sql())?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(self.sql())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql())
+    }
+
+    /// Whether the database has table `name` (results written before it existed, opened
+    /// read-only, do not).
+    fn has_table(&self, name: &str) -> Result<bool, ResultsError> {
+        self.conn
+            .query_row(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                params![name],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|o| o.is_some())
+            .map_err(self.sql())
+    }
+
+    /// Writes `probes.jsonl` next to the database: one line per stored probe result, sorted
+    /// by key, through a temporary file and a rename. Nothing is written when there are none.
+    pub fn export_probes_jsonl(&self) -> Result<Option<PathBuf>, ResultsError> {
+        let results = self.probe_results(None)?;
+        if results.is_empty() {
+            return Ok(None);
+        }
+        let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let target = dir.join(PROBES_JSONL_FILE);
+        let tmp = dir.join(format!("{PROBES_JSONL_FILE}.tmp"));
+        let mut text = String::new();
+        for (_, result) in results {
+            text.push_str(&result);
+            text.push('\n');
+        }
+        std::fs::write(&tmp, text).map_err(|source| ResultsError::Io { path: tmp.clone(), source })?;
+        std::fs::rename(&tmp, &target).map_err(|source| ResultsError::Io { path: target.clone(), source })?;
+        Ok(Some(target))
     }
 
     /// Writes `episodes.jsonl` next to the database: one line per episode, sorted, written to a
