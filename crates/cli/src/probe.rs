@@ -160,11 +160,39 @@ fn items(args: &ProbeArgs, probe: ProbeKind) -> Result<(Vec<ProbeItem>, Option<S
             }
         };
         if let Some(n) = args.limit {
-            some.truncate(n);
+            let keep = match probe {
+                ProbeKind::Completion => whole_trajectories(&some, n),
+                _ => n,
+            };
+            some.truncate(keep);
         }
         items.extend(some);
     }
     Ok((items, suite_name))
+}
+
+/// How many of the first completion items form whole trajectories within `n` items (at least
+/// one trajectory): Overall is per trajectory, so a limit never cuts one.
+fn whole_trajectories(items: &[ProbeItem], n: usize) -> usize {
+    let trajectory = |i: &ProbeItem| match &i.body {
+        phonebench_probe::ItemBody::Completion(c) => Some(c.trajectory.clone()),
+        _ => None,
+    };
+    let mut end = 0;
+    let mut at = 0;
+    while at < items.len() {
+        let name = trajectory(&items[at]);
+        let mut next = at;
+        while next < items.len() && trajectory(&items[next]) == name {
+            next += 1;
+        }
+        if next > n && end > 0 {
+            break;
+        }
+        end = next;
+        at = next;
+    }
+    end
 }
 
 fn modes(args: &ProbeArgs, probe: ProbeKind) -> Result<Vec<Mode>> {
@@ -181,12 +209,27 @@ fn modes(args: &ProbeArgs, probe: ProbeKind) -> Result<Vec<Mode>> {
             out.push(mode);
         }
     }
+    // In the probe's own order, so `som,text` and `text,som` are the same settings.
+    out.sort_by_key(|m| probe.modes().iter().position(|x| x == m));
     Ok(out)
 }
 
-/// A folder name from a model name: letters, digits, `-`, `_` and `.` kept.
+/// A folder name from a model name: letters, digits, `-`, `_` and `.` kept (others become
+/// `_`), at most 80 characters; a name that had to change gets a hash of the original, so
+/// `org/x` and `org:x` never share a folder.
 fn folder_name(model: &str) -> String {
-    model.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+    let kept: String = model
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .take(80)
+        .collect();
+    if kept == model {
+        return kept;
+    }
+    let hash = model
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    format!("{kept}-{:08x}", hash as u32)
 }
 
 /// Runs `phonebench probe`; returns whether every item was scored (no infrastructure failure).
@@ -269,7 +312,7 @@ pub fn run(args: &ProbeArgs) -> Result<bool> {
     } else {
         out!("{}", phonebench_probe::score::table(&figures))?;
         out!(
-            "{} asked, {} already stored, {} not askable in their mode (no screenshot), {} infrastructure failures; results: {}",
+            "{} asked, {} already stored, {} not askable in their mode (no screenshot, or an unreadable one), {} infrastructure failures; results: {}",
             outcome.asked,
             outcome.skipped,
             outcome.unavailable,
@@ -321,25 +364,22 @@ fn folder_model(db: &ResultsDb, dir: &Path) -> Result<String> {
 
 /// The profiles of results folders, one per model, in the order first named.
 pub fn profiles(dirs: &[PathBuf]) -> Result<Vec<phonebench_probe::Profile>> {
-    let mut by_model: Vec<(
-        String,
-        Vec<phonebench_probe::ProbeResult>,
-        Vec<phonebench_runner::EpisodeResult>,
-    )> = Vec::new();
+    type Runs = Vec<Vec<phonebench_runner::EpisodeResult>>;
+    let mut by_model: Vec<(String, Vec<phonebench_probe::ProbeResult>, Runs)> = Vec::new();
     for dir in dirs {
         let db = ResultsDb::open_existing(dir).with_context(|| format!("reading {}", dir.display()))?;
         let model = folder_model(&db, dir)?;
         let results = stored_results(&db)?;
         let episodes = db.episodes()?;
         match by_model.iter_mut().find(|(m, _, _)| *m == model) {
-            Some((_, r, e)) => {
+            Some((_, r, runs)) => {
                 r.extend(results);
-                e.extend(episodes);
+                runs.push(episodes);
             }
-            None => by_model.push((model, results, episodes)),
+            None => by_model.push((model, results, vec![episodes])),
         }
     }
-    Ok(by_model.iter().map(|(model, results, episodes)| profile(model, results, episodes)).collect())
+    Ok(by_model.iter().map(|(model, results, runs)| profile(model, results, runs)).collect())
 }
 
 /// Prints the profiles and writes the charts asked for.

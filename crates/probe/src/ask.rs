@@ -85,6 +85,25 @@ pub struct ProbeResult {
     /// Set when a model server failed: the item is unscored and retried on resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub infrastructure_error: Option<String>,
+    /// Set when the item's own data could not be put to the model (an unreadable screenshot):
+    /// unscored, and not retried (asking again cannot change it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unaskable: Option<String>,
+}
+
+impl ProbeResult {
+    /// Whether the result counts in figures: neither a server failure nor unaskable.
+    pub fn scored(&self) -> bool {
+        self.infrastructure_error.is_none() && self.unaskable.is_none()
+    }
+}
+
+/// Why an item got no answers.
+enum Failure {
+    /// A model server failed (infrastructure).
+    Server(String),
+    /// The item's data could not be sent.
+    Data(String),
 }
 
 impl ProbeResult {
@@ -135,6 +154,7 @@ pub async fn ask(
         format_errors: 0,
         repairs: 0,
         infrastructure_error: None,
+        unaskable: None,
     };
     let mut asker = Asker { model: model.scoped(&key), calls: Vec::new() };
     let answers = match (&item.body, probe) {
@@ -151,7 +171,8 @@ pub async fn ask(
             result.repairs = answers.iter().filter(|a| a.repair.is_some()).count() as u32;
             result.answers = answers;
         }
-        Err(e) => result.infrastructure_error = Some(e),
+        Err(Failure::Server(e)) => result.infrastructure_error = Some(e),
+        Err(Failure::Data(e)) => result.unaskable = Some(e),
     }
     (result, asker.calls)
 }
@@ -165,8 +186,9 @@ const ABCD: [&str; 4] = ["A", "B", "C", "D"];
 const TF: [&str; 2] = ["T", "F"];
 
 impl Asker {
-    async fn call(&mut self, purpose: &str, messages: Vec<Message>) -> Result<String, String> {
-        let (response, record) = self.model.call(purpose, messages).await.map_err(|e| e.0)?;
+    async fn call(&mut self, purpose: &str, messages: Vec<Message>) -> Result<String, Failure> {
+        let (response, record) =
+            self.model.call(purpose, messages).await.map_err(|e| Failure::Server(e.0))?;
         self.calls.push(record);
         Ok(response.text())
     }
@@ -179,7 +201,7 @@ impl Asker {
         letters: &[&str],
         expected: &str,
         settings: AskSettings,
-    ) -> Result<Answer, String> {
+    ) -> Result<Answer, Failure> {
         let raw = self.call(&ask, vec![Message::user(prompt)]).await?;
         let read = option(&raw, letters, settings.parsing);
         let correct = read.as_deref() == Some(expected);
@@ -209,7 +231,7 @@ impl Asker {
     }
 
     /// SPHINX's five binary items: the MCQ, then one BQ per option (T only at the answer).
-    async fn knowledge(&mut self, q: &Question, settings: AskSettings) -> Result<Vec<Answer>, String> {
+    async fn knowledge(&mut self, q: &Question, settings: AskSettings) -> Result<Vec<Answer>, Failure> {
         let mut answers = vec![self.choice("mcq".into(), prompt::mcq(q), &ABCD, &q.answer, settings).await?];
         for (letter, text) in &q.options {
             let expected = if *letter == q.answer { "T" } else { "F" };
@@ -225,14 +247,14 @@ impl Asker {
         item: &crate::item::CompletionItem,
         mode: Mode,
         settings: AskSettings,
-    ) -> Result<Vec<Answer>, String> {
+    ) -> Result<Vec<Answer>, Failure> {
         let messages = match mode {
             Mode::Action => vec![
                 Message::system(prompt::completion_system(false, false)),
                 Message::user(prompt::completion_action(&item.goal, &item.history)),
             ],
             Mode::Image => {
-                let url = png_url(&item.screen, None)?;
+                let url = png_url(&item.screen, None).map_err(Failure::Data)?;
                 vec![
                     Message::system(prompt::completion_system(true, true)),
                     Message::user(prompt::completion_image(&item.goal, &item.history))
@@ -270,12 +292,12 @@ impl Asker {
         item: &StepItem,
         mode: Mode,
         settings: AskSettings,
-    ) -> Result<Vec<Answer>, String> {
+    ) -> Result<Vec<Answer>, Failure> {
         let observation = render(&item.screen.tree, ObservationFormat::SphinxTree);
         let coords = mode == Mode::Coords;
         let messages = match mode {
             Mode::Som => {
-                let url = png_url(&item.screen, Some(&observation.targets))?;
+                let url = png_url(&item.screen, Some(&observation.targets)).map_err(Failure::Data)?;
                 vec![
                     Message::system(prompt::GROUNDING_SYSTEM),
                     Message::user(prompt::grounding(GroundingView::Som, &item.instruction))
@@ -283,7 +305,7 @@ impl Asker {
                 ]
             }
             Mode::Coords => {
-                let url = png_url(&item.screen, None)?;
+                let url = png_url(&item.screen, None).map_err(Failure::Data)?;
                 let (w, h) = screen_size(item);
                 vec![
                     Message::system(prompt::GROUNDING_SYSTEM),

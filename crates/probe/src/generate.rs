@@ -200,8 +200,18 @@ fn step_item(screen: &Played) -> Result<(String, ExpectedAction), &'static str> 
     };
     let labelled = |point| -> Result<(usize, String), &'static str> {
         let index = target(point)?;
-        let label = label(tree, screen.targets[index], point)
-            .ok_or("the touched element has no text, description or id")?;
+        let element = screen.targets[index];
+        let label =
+            label(tree, element, point).ok_or("the touched element has no text, description or id")?;
+        // An instruction naming text that is also elsewhere on the screen (two "T" day buttons,
+        // a search field echoing the query) has more than one right answer: left out.
+        let inside: BTreeSet<NodeId> = tree.dfs(element).collect();
+        let elsewhere = tree.iter().any(|(id, n)| {
+            !inside.contains(&id) && (n.text.trim() == label.trim() || n.content_desc.trim() == label.trim())
+        });
+        if elsewhere {
+            return Err("the control's label is also elsewhere on the screen");
+        }
         Ok((index, short(&label)))
     };
     let expect = |kind: &str, index: usize, text: Option<String>| ExpectedAction {
@@ -224,13 +234,11 @@ fn step_item(screen: &Played) -> Result<(String, ExpectedAction), &'static str> 
             let point = point.ok_or("typing without a target")?;
             let index = target(point)?;
             let node = tree.node(screen.targets[index]);
-            // The field's name: its hint, else what labels it (its current text is content).
-            let field = node
-                .hint
-                .clone()
-                .filter(|h| !h.trim().is_empty())
-                .or_else(|| (!node.content_desc.trim().is_empty()).then(|| node.content_desc.clone()))
-                .or_else(|| label(tree, screen.targets[index], point))
+            // The field's name: its hint, description or id, never its current text (content).
+            let id = node.resource_id.rsplit('/').next().unwrap_or_default().replace('_', " ");
+            let field = [node.hint.clone().unwrap_or_default(), node.content_desc.clone(), id]
+                .into_iter()
+                .find(|name| !name.trim().is_empty())
                 .ok_or("the field has no hint, description or id")?;
             let instruction = format!("Type \"{text}\" into the \"{}\" field.", short(&field));
             Ok((instruction, expect("input", index, Some(text.clone()))))
@@ -328,6 +336,14 @@ struct AppMap {
     screens: BTreeMap<String, BTreeSet<String>>,
     /// Controls tapped, by app: (screen, control label) → the screen of the same app it opened.
     controls: BTreeMap<String, BTreeMap<(String, String), Option<String>>>,
+    /// Every text and description seen, by app: text → the screens showing it.
+    texts: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
+}
+
+/// Whether a label can name a control in a question: some letters, not only a number or a
+/// sign (`15`, `.`, `OK` name nothing a person could place).
+fn nameable(label: &str) -> bool {
+    label.chars().filter(|c| c.is_alphabetic()).count() >= 3
 }
 
 /// A task's instance and its playthrough, or why there is none.
@@ -388,13 +404,24 @@ pub fn generate(catalog: &Catalog, tasks: &[&TaskSpec], suite_seed: u64) -> Gene
         for (k, screen) in played.iter().enumerate() {
             let Some(app) = &screen.app else { continue };
             map.screens.entry(app.clone()).or_default().insert(screen.activity.clone());
+            let texts = map.texts.entry(app.clone()).or_default();
+            for (_, node) in screen.tree.iter() {
+                for text in [&node.text, &node.content_desc] {
+                    if !text.trim().is_empty() {
+                        texts.entry(short(text)).or_default().insert(screen.activity.clone());
+                    }
+                }
+            }
             let Ok((instruction, expected)) = step_item(screen) else { continue };
-            if matches!(screen.action, Action::Tap { .. }) {
+            if matches!(screen.action, Action::Tap { .. })
+                && let Some(control) =
+                    instruction.strip_prefix("Click \"").and_then(|c| c.strip_suffix("\"."))
+            {
                 let opened = played
                     .get(k + 1)
                     .filter(|n| n.app.as_ref() == Some(app) && n.activity != screen.activity)
                     .map(|n| n.activity.clone());
-                let control = instruction.trim_start_matches("Click ").trim_end_matches('.').to_string();
+                let control = control.to_string();
                 map.controls
                     .entry(app.clone())
                     .or_default()
@@ -451,7 +478,12 @@ pub fn generate(catalog: &Catalog, tasks: &[&TaskSpec], suite_seed: u64) -> Gene
             }
         }
         // Goal understanding: which app a single-app goal needs.
-        if let [app] = inst.apps.as_slice() {
+        // A goal that names its app ("... on Mattermost") answers itself: left out.
+        // MCP tasks reach beyond their apps through tools, so their app is no answer either.
+        if let [app] = inst.apps.as_slice()
+            && !inst.goal.to_lowercase().contains(&app_name(app).to_lowercase())
+            && inst.category != Category::Mcp
+        {
             let id = format!("gen:{key}:app");
             if let Some((options, answer)) = four_options(&id, &app_name(app), &app_names) {
                 goal_questions.push(ProbeItem {
@@ -464,7 +496,7 @@ pub fn generate(catalog: &Catalog, tasks: &[&TaskSpec], suite_seed: u64) -> Gene
                         app_name: "Android".into(),
                         category: Some("System".into()),
                         question: format!(
-                            "I want to do this on my phone: \"{}\". Which of the following apps should I use?",
+                            "I want to do this: \"{}\". Which of the following apps should I use?",
                             inst.goal
                         ),
                         options,
@@ -526,11 +558,17 @@ fn app_questions(catalog: &Catalog, map: &AppMap) -> Vec<ProbeItem> {
         };
         let (mut where_made, mut what_made) = (0, 0);
         for (n, ((activity, control), opened)) in controls.iter().enumerate() {
+            if !nameable(control) {
+                continue;
+            }
             let title = screen_title(activity);
+            // Only a control seen on this one screen of the app has one right screen.
+            let screens_showing = map.texts.get(app).and_then(|t| t.get(control)).map_or(0, BTreeSet::len);
             if where_made < QUESTIONS_PER_APP
+                && screens_showing == 1
                 && let Some(q) = question(
                     format!("gen:{app}:where:{n:03}"),
-                    format!("In the {name} app, on which screen is the control {control}?"),
+                    format!("In the {name} app, on which screen is the control \"{control}\"?"),
                     &title,
                     &titles,
                 )
@@ -538,8 +576,14 @@ fn app_questions(catalog: &Catalog, map: &AppMap) -> Vec<ProbeItem> {
                 questions.push(q);
                 where_made += 1;
             }
+            // A control named like the screen it opens ("Home" → Home) answers itself.
+            let names_its_screen = opened.as_ref().is_some_and(|o| {
+                let (opened, control) = (screen_title(o).to_lowercase(), control.to_lowercase());
+                opened.contains(&control) || control.contains(&opened)
+            });
             if let Some(opened) = opened
                 && what_made < QUESTIONS_PER_APP
+                && !names_its_screen
             {
                 let others: Vec<String> = titles
                     .iter()
@@ -548,7 +592,9 @@ fn app_questions(catalog: &Catalog, map: &AppMap) -> Vec<ProbeItem> {
                     .collect();
                 if let Some(q) = question(
                     format!("gen:{app}:what:{n:03}"),
-                    format!("In the {name} app, what happens when you tap {control} on the {title} screen?"),
+                    format!(
+                        "In the {name} app, what happens when you tap \"{control}\" on the {title} screen?"
+                    ),
                     &format!("It opens the {} screen.", screen_title(opened)),
                     &others,
                 ) {

@@ -165,14 +165,41 @@ pub enum ImageSource {
     File(std::path::PathBuf),
 }
 
+/// The most pixels a captured screenshot may have (a 4096×4096 frame; phones have under 5 M):
+/// a small file claiming more is refused before it is decoded.
+pub const MAX_SCREENSHOT_PIXELS: u64 = 4096 * 4096;
+
 impl ImageSource {
-    /// The picture's pixels, freshly drawn or decoded (never kept here).
+    /// The picture's pixels, freshly drawn or decoded (never kept here). A captured file that
+    /// is not a PNG, is larger than the data files read, or claims more than
+    /// [`MAX_SCREENSHOT_PIXELS`] is refused with the reason.
     pub fn pixmap(&self) -> Result<phonebench_pixels::Pixmap, String> {
         match self {
             ImageSource::Drawn(image) => image.to_pixmap().map_err(|e| e.to_string()),
             ImageSource::File(path) => {
-                let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-                phonebench_pixels::decode_png(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+                let why =
+                    |e: &dyn std::fmt::Display| format!("cannot read the screenshot {}: {e}", path.display());
+                let meta = std::fs::symlink_metadata(path).map_err(|e| why(&e))?;
+                if !meta.is_file() || meta.len() > crate::sphinx_data::MAX_DATA_FILE_BYTES {
+                    return Err(why(&"not a regular file within the size read"));
+                }
+                let bytes = std::fs::read(path).map_err(|e| why(&e))?;
+                // The size from the IHDR chunk, before any decoder allocates for it.
+                if bytes.len() >= 24 && &bytes[12..16] == b"IHDR" {
+                    let w = u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]);
+                    let h = u32::from_be_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]);
+                    if u64::from(w) * u64::from(h) > MAX_SCREENSHOT_PIXELS {
+                        return Err(why(&format!(
+                            "{w}×{h} pixels, more than the {MAX_SCREENSHOT_PIXELS} read"
+                        )));
+                    }
+                }
+                let image = ScreenImage::from_png(Arc::from(bytes)).map_err(|e| why(&e))?;
+                let (w, h) = image.size();
+                if u64::from(w) * u64::from(h) > MAX_SCREENSHOT_PIXELS {
+                    return Err(why(&format!("{w}×{h} pixels, more than the {MAX_SCREENSHOT_PIXELS} read")));
+                }
+                image.to_pixmap().map_err(|e| why(&e))
             }
         }
     }

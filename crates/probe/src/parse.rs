@@ -50,10 +50,14 @@ pub fn option(answer: &str, letters: &[&str], parsing: Parsing) -> Option<String
     letters.iter().find(|l| **l == answer).map(|l| l.to_string())
 }
 
-/// A repair call's reply read as an option: the first option character standing alone (the
-/// repair prompt asks for nothing else; a reply without one leaves the answer wrong).
+/// A repair call's reply read as an option: the first option character standing alone, in
+/// either case (the repair prompt asks for nothing else; a reply without one leaves the answer
+/// wrong).
 pub fn repaired_option(reply: &str, letters: &[&str]) -> Option<String> {
-    reply.split(|c: char| !c.is_ascii_alphanumeric()).find(|word| letters.contains(word)).map(str::to_string)
+    reply
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .map(str::to_ascii_uppercase)
+        .find(|word| letters.contains(&word.as_str()))
 }
 
 /// Whether a completion answer says the goal is complete. SPHINX's rule never fails (neither
@@ -123,6 +127,7 @@ mod tests {
         assert_eq!(repaired_option("The answer is: C.", &ABCD).as_deref(), Some("C"));
         assert_eq!(repaired_option("I cannot tell", &ABCD), None);
         assert_eq!(repaired_option("**T**", &["T", "F"]).as_deref(), Some("T"));
+        assert_eq!(repaired_option("t", &["T", "F"]).as_deref(), Some("T"));
     }
 
     #[test]

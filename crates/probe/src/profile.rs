@@ -12,8 +12,8 @@
 //! | MCP use | runs, `mcp` tasks | SR |
 //! | robustness | runs at several disturbance levels | SR at the heaviest level ÷ SR undisturbed, at most 1 |
 //!
-//! A dimension with nothing to compute it from is `None`: shown as `–` and drawn at the
-//! centre, never guessed.
+//! A dimension with nothing to compute it from is `None`: shown as `–`, no vertex of the
+//! model's polygon (the polygon joins the dimensions it has), never guessed.
 
 use phonebench_runner::EpisodeResult;
 use phonebench_runner::metrics::metrics;
@@ -58,9 +58,13 @@ fn mean(values: &[Option<f64>]) -> Option<f64> {
     (!present.is_empty()).then(|| present.iter().sum::<f64>() / present.len() as f64)
 }
 
-/// The profile of a model from its probe results and its run episodes (either may be empty).
-pub fn profile(name: &str, results: &[ProbeResult], episodes: &[EpisodeResult]) -> Profile {
-    let scored: Vec<&ProbeResult> = results.iter().filter(|r| r.infrastructure_error.is_none()).collect();
+/// The profile of a model from its probe results and its runs' episodes, one list per run
+/// (any may be empty). Robustness compares disturbance levels within one run only (the same
+/// tasks at each level), averaged over the runs that played several levels.
+pub fn profile(name: &str, results: &[ProbeResult], runs: &[Vec<EpisodeResult>]) -> Profile {
+    let episodes: Vec<EpisodeResult> = runs.iter().flatten().cloned().collect();
+    let episodes = episodes.as_slice();
+    let scored: Vec<&ProbeResult> = results.iter().filter(|r| r.scored()).collect();
     let of = |probe: ProbeKind, group: Option<&str>| -> Vec<&ProbeResult> {
         scored.iter().copied().filter(|r| r.probe == probe && group.is_none_or(|g| r.group == g)).collect()
     };
@@ -86,13 +90,16 @@ pub fn profile(name: &str, results: &[ProbeResult], episodes: &[EpisodeResult]) 
         let m = category("ask_user");
         m.uiq.or(m.sr)
     };
-    let robustness = phonebench_runner::metrics::robustness(episodes).and_then(|r| {
-        let overall = r.rows.first()?;
-        let none = r.levels.iter().position(|l| l == "none")?;
-        let heaviest = overall.sr.last().copied().flatten()?;
-        let base = overall.sr.get(none).copied().flatten().filter(|b| *b > 0.0)?;
-        Some((heaviest / base).min(1.0))
-    });
+    let robustness_of = |run: &Vec<EpisodeResult>| {
+        phonebench_runner::metrics::robustness(run).and_then(|r| {
+            let overall = r.rows.first()?;
+            let none = r.levels.iter().position(|l| l == "none")?;
+            let heaviest = overall.sr.last().copied().flatten()?;
+            let base = overall.sr.get(none).copied().flatten().filter(|b| *b > 0.0)?;
+            Some((heaviest / base).min(1.0))
+        })
+    };
+    let robustness = mean(&runs.iter().map(robustness_of).collect::<Vec<_>>());
     Profile {
         name: name.to_string(),
         values: vec![
@@ -147,6 +154,11 @@ impl Geometry {
         let angle = -std::f64::consts::FRAC_PI_2 + i as f64 * std::f64::consts::TAU / DIMENSIONS.len() as f64;
         (self.cx + self.r * value * angle.cos(), self.cy + self.r * value * angle.sin())
     }
+}
+
+/// The dimensions a profile has values for, as `(axis, value in 0..=1)`.
+fn present(p: &Profile) -> Vec<(usize, f64)> {
+    p.values.iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v.clamp(0.0, 1.0)))).collect()
 }
 
 fn escape(text: &str) -> String {
@@ -209,17 +221,18 @@ pub fn radar_svg(profiles: &[Profile]) -> String {
     }
     for (m, p) in profiles.iter().enumerate() {
         let colour = rgb(PALETTE[m % PALETTE.len()]);
-        let points: Vec<String> = (0..DIMENSIONS.len())
-            .map(|i| {
-                let (x, y) = g.point(i, p.values.get(i).copied().flatten().unwrap_or(0.0).clamp(0.0, 1.0));
-                format!("{x:.1},{y:.1}")
-            })
-            .collect();
+        // Only the dimensions the model has a value for: a missing one is no vertex (drawing it
+        // at the centre would read as 0%).
+        let points: Vec<(f64, f64)> = present(p).into_iter().map(|(i, v)| g.point(i, v)).collect();
+        let text: Vec<String> = points.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
         svg.push_str(&format!(
             "<polygon class=\"model\" data-model=\"{}\" points=\"{}\" fill=\"{colour}\" fill-opacity=\"0.15\" stroke=\"{colour}\" stroke-width=\"2\"/>\n",
             escape(&p.name),
-            points.join(" ")
+            text.join(" ")
         ));
+        for (x, y) in &points {
+            svg.push_str(&format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{colour}\"/>\n"));
+        }
         let ly = 470.0 + 22.0 * m as f64;
         svg.push_str(&format!(
             "<rect x=\"40\" y=\"{:.1}\" width=\"14\" height=\"14\" fill=\"{colour}\"/><text x=\"62\" y=\"{:.1}\">{}</text>\n",
@@ -315,18 +328,23 @@ pub fn radar_png(profiles: &[Profile]) -> Result<Vec<u8>, String> {
     }
     for (m, p) in profiles.iter().enumerate() {
         let colour = PALETTE[m % PALETTE.len()];
-        let points: Vec<(f64, f64)> = (0..n)
-            .map(|i| g.point(i, p.values.get(i).copied().flatten().unwrap_or(0.0).clamp(0.0, 1.0)))
-            .collect();
+        // Only the dimensions the model has values for (see `radar_svg`).
+        let points: Vec<(f64, f64)> = present(p).into_iter().map(|(i, v)| g.point(i, v)).collect();
         if let Some(path) = polygon(&points) {
-            pixmap.fill_path(
-                &path,
-                &stroke_paint(colour, 38),
-                FillRule::Winding,
-                Transform::identity(),
-                None,
-            );
+            let fill = stroke_paint(colour, 38);
+            pixmap.fill_path(&path, &fill, FillRule::Winding, Transform::identity(), None);
             pixmap.stroke_path(&path, &stroke_paint(colour, 255), &stroke, Transform::identity(), None);
+        }
+        for (x, y) in &points {
+            if let Some(dot) = PathBuilder::from_circle(*x as f32, *y as f32, 3.5 * scale) {
+                pixmap.fill_path(
+                    &dot,
+                    &stroke_paint(colour, 255),
+                    FillRule::Winding,
+                    Transform::identity(),
+                    None,
+                );
+            }
         }
         let ly = (470.0 + 22.0 * m as f32) * scale;
         if let Some(rect) = Rect::from_xywh(40.0 * scale, ly - 12.0 * scale, 14.0 * scale, 14.0 * scale) {

@@ -195,18 +195,24 @@ pub fn grounding(view: GroundingView<'_>, instruction: &str) -> String {
     text
 }
 
-/// The instruction-following probe's full context: SPHINX's ReAct prompt (tree mode) with the
-/// goal as the task and every earlier action listed.
+/// The instruction-following probe's full context (ours): SPHINX's ReAct prompt in tree mode
+/// (one user message, two blank lines before the observation, as `agents/sphinx-react`
+/// renders it) with the goal as the task and, instead of the one previous action, every
+/// earlier action of the trajectory, the header saying so.
 pub fn full_context(goal: &str, actions: &[String], tree: &str) -> String {
     let previous = if actions.is_empty() { "None".to_string() } else { history(actions) };
+    let info = GROUNDING_INFO.trim_start_matches('\n').replace(
+        "The PREVIOUS ACTION: This is the action you just performed.",
+        "The PREVIOUS ACTIONS: These are the actions you performed so far, in order.",
+    );
     let mut text = String::from(GROUNDING_SYSTEM);
     text.push('\n');
-    text.push_str(GROUNDING_INFO.trim_start_matches('\n'));
+    text.push_str(&info);
     text.push_str(INDEX_ACTIONS);
     text.push_str(GLOBAL_ACTIONS);
     text.push_str("text [12] [some text]");
     text.push_str(GLOBAL_ACTIONS_END);
-    let _ = write!(text, "OBSERVATION:\n{tree}\nTASK: {goal}\nPREVIOUS ACTIONS:\n{previous}");
+    let _ = write!(text, "\nOBSERVATION:\n{tree}\nTASK: {goal}\nPREVIOUS ACTIONS:\n{previous}");
     text
 }
 

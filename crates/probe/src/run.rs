@@ -59,7 +59,7 @@ pub struct ProbeRunOutcome {
     pub asked: usize,
     /// Pairs already stored (resumed).
     pub skipped: usize,
-    /// Pairs that cannot be asked in their mode (no screenshot).
+    /// Pairs that cannot be asked in their mode (no screenshot, or one that cannot be read).
     pub unavailable: usize,
     /// Pairs whose model server failed (stored, retried on resume).
     pub infrastructure_failures: usize,
@@ -88,6 +88,25 @@ pub async fn run_probe(
     options: &ProbeRunOptions,
 ) -> Result<ProbeRunOutcome, ProbeError> {
     let probe = config.probe.name();
+    // One folder is one model's: its profile and report speak for that model alone.
+    for other in stored_configs(db)? {
+        if other.model != config.model && other.probe != config.probe {
+            return Err(ProbeError::Mismatch(format!(
+                "this folder holds probes of model `{}`, and one folder holds one model's results; choose another --out for `{}`",
+                other.model, config.model
+            )));
+        }
+    }
+    if let Some(run) = db.config()?
+        && run.model.as_deref() != Some(config.model.as_str())
+    {
+        return Err(ProbeError::Mismatch(format!(
+            "this folder holds a run of agent `{}`{}, and one folder holds one model's results; choose another --out for the probes of `{}`",
+            run.agent,
+            run.model.map(|m| format!(" with model `{m}`")).unwrap_or_default(),
+            config.model
+        )));
+    }
     let text = serde_json::to_string(config).map_err(|e| ProbeError::Mismatch(e.to_string()))?;
     let stored: Option<ProbeConfig> = db.probe_config(probe)?.and_then(|t| serde_json::from_str(&t).ok());
     let done: std::collections::BTreeSet<String> = match stored {
@@ -158,6 +177,9 @@ pub async fn run_probe(
         outcome.asked += 1;
         if result.infrastructure_error.is_some() {
             outcome.infrastructure_failures += 1;
+        }
+        if result.unaskable.is_some() {
+            outcome.unavailable += 1;
         }
         let stored = serde_json::to_string(&result).map_err(|e| ProbeError::Mismatch(e.to_string()));
         let calls = serde_json::to_string(&calls).map_err(|e| ProbeError::Mismatch(e.to_string()));

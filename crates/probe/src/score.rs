@@ -9,7 +9,8 @@
 //!   expected action type, original and repaired;
 //! - instructions: per context (full, focused), the format-error rate and the success rate.
 //!
-//! Infrastructure failures are left out of every figure and counted apart.
+//! Infrastructure failures and unaskable items are left out of every figure; a completion
+//! trajectory counts in Overall only when every screen of it was scored, its last included.
 
 use std::collections::BTreeMap;
 
@@ -61,7 +62,20 @@ impl Tally {
 /// The figures of `results`, grouped by probe, source and mode in that order.
 pub fn figures(results: &[ProbeResult]) -> Vec<Figure> {
     let mut groups: BTreeMap<(ProbeKind, DataSource, Mode), Vec<&ProbeResult>> = BTreeMap::new();
-    for r in results.iter().filter(|r| r.infrastructure_error.is_none()) {
+    // Trajectories with an unscored screen, or without their last one (a limit cut them), are
+    // in no Overall: all-correct cannot be known for them.
+    let mut whole: BTreeMap<(Mode, &str), bool> = BTreeMap::new();
+    for r in results.iter().filter(|r| r.probe == ProbeKind::Completion) {
+        let key = (r.mode, r.trajectory.as_deref().unwrap_or(&r.item));
+        let ok = whole.entry(key).or_insert(false);
+        if r.group == "last" && r.scored() {
+            *ok = true;
+        }
+    }
+    for r in results.iter().filter(|r| r.probe == ProbeKind::Completion && !r.scored()) {
+        whole.insert((r.mode, r.trajectory.as_deref().unwrap_or(&r.item)), false);
+    }
+    for r in results.iter().filter(|r| r.scored()) {
         groups.entry((r.probe, r.source, r.mode)).or_default().push(r);
     }
     let mut out = Vec::new();
@@ -104,8 +118,10 @@ pub fn figures(results: &[ProbeResult]) -> Vec<Figure> {
                         u32::from(right),
                         u32::from(right),
                     );
-                    let all = trajectories.entry(r.trajectory.as_deref().unwrap_or(&r.item)).or_insert(true);
-                    *all &= right;
+                    let name = r.trajectory.as_deref().unwrap_or(&r.item);
+                    if whole.get(&(mode, name)).copied().unwrap_or(false) {
+                        *trajectories.entry(name).or_insert(true) &= right;
+                    }
                 }
                 push("last".into(), last, false);
                 push("pre".into(), pre, false);

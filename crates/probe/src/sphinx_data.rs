@@ -73,6 +73,52 @@ fn file_in(dir: &Path, name: &str) -> Option<PathBuf> {
     std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file()).map(|_| path)
 }
 
+/// The data folder, resolved once: every folder read below must resolve inside it, so a link
+/// anywhere on a path (a linked `lowlevel_tasks/` or `groundtruth/<id>`) cannot lead reading
+/// out of the folder.
+struct Root(Option<PathBuf>);
+
+impl Root {
+    fn new(dir: &Path) -> Root {
+        Root(dir.canonicalize().ok())
+    }
+
+    /// `Ok` when `folder` is a real folder (not a link) resolving inside the data folder.
+    fn check_folder(&self, folder: &Path) -> Result<(), String> {
+        let meta = std::fs::symlink_metadata(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        if !meta.is_dir() {
+            return Err(format!("{}: not a folder (links are not followed)", folder.display()));
+        }
+        match (&self.0, folder.canonicalize()) {
+            (Some(root), Ok(real)) if real.starts_with(root) => Ok(()),
+            _ => Err(format!("{}: resolves outside the data folder; not read", folder.display())),
+        }
+    }
+
+    /// `Ok` when every entry of a trajectory folder is a regular file of at most
+    /// [`MAX_DATA_FILE_BYTES`] (what `load_groundtruth` reads must not be a link or huge).
+    fn check_trace(&self, folder: &Path) -> Result<(), String> {
+        self.check_folder(folder)?;
+        let entries = std::fs::read_dir(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", folder.display()))?;
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            if meta.file_type().is_symlink() {
+                return Err(format!("{}: a link (links are not followed)", path.display()));
+            }
+            if meta.is_file() && meta.len() > MAX_DATA_FILE_BYTES {
+                return Err(format!(
+                    "{}: {} bytes, more than the {MAX_DATA_FILE_BYTES} read",
+                    path.display(),
+                    meta.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// `questions.json`: one knowledge item per question (`sphinx:q<position>`).
 pub fn knowledge(dir: &Path) -> Result<Loaded, DataError> {
     let file = dir.join("questions.json");
@@ -125,9 +171,14 @@ pub fn grounding(dir: &Path) -> Result<Loaded, DataError> {
     let file = dir.join("lowlevel_tasks.json");
     let screens = dir.join("lowlevel_tasks");
     let mut loaded = Loaded::default();
+    let entries = read_list(&file)?;
+    if let Err(why) = Root::new(dir).check_folder(&screens) {
+        loaded.skipped.push(format!("no screens read: {why}"));
+        return Ok(loaded);
+    }
     let mut missing = 0usize;
     let mut ids = std::collections::BTreeSet::new();
-    for (i, entry) in read_list(&file)?.iter().enumerate() {
+    for (i, entry) in entries.iter().enumerate() {
         let at = |why: String| format!("{}: entry {i}: {why}", file.display());
         let id = match entry.get("id") {
             Some(Value::Number(n)) if n.is_u64() => n.to_string(),
@@ -224,7 +275,17 @@ fn lowlevel_expected(groundtruth: &Value, tree: &UiTree) -> Result<ExpectedActio
 /// `task_info_all.json` (else `task_info.json`): one completion item per screen
 /// (`sphinx:<id>/<app>:<i>`), YES expected on the last one only, as `run_complete.py` asks.
 pub fn completion(dir: &Path) -> Result<Loaded, DataError> {
-    let file = file_in(dir, "task_info_all.json").unwrap_or_else(|| dir.join("task_info.json"));
+    // task_info_all.json when it is there in any form (a link is then refused by name, not
+    // silently replaced by the smaller task_info.json).
+    let all = dir.join("task_info_all.json");
+    let file = if std::fs::symlink_metadata(&all).is_ok() { all } else { dir.join("task_info.json") };
+    if std::fs::symlink_metadata(&file).is_err() {
+        return Err(DataError {
+            file: dir.to_path_buf(),
+            message: "neither task_info_all.json nor task_info.json is here: not SPHINX's data folder".into(),
+        });
+    }
+    let root = Root::new(dir);
     let mut loaded = Loaded::default();
     let mut missing = 0usize;
     for (i, task) in read_list(&file)?.iter().enumerate() {
@@ -249,8 +310,12 @@ pub fn completion(dir: &Path) -> Result<Loaded, DataError> {
                 continue;
             }
             let trace = dir.join("groundtruth").join(&id).join(app);
-            if !std::fs::symlink_metadata(&trace).is_ok_and(|m| m.is_dir()) {
+            if std::fs::symlink_metadata(&trace).is_err() {
                 missing += 1;
+                continue;
+            }
+            if let Err(why) = root.check_trace(&trace) {
+                loaded.skipped.push(why);
                 continue;
             }
             match phonebench_eval::load_groundtruth(&trace) {

@@ -432,6 +432,21 @@ async fn generated_grounding_is_large_spread_over_apps_and_an_oracle_scores_all_
     let items = &generated.grounding;
     let apps: std::collections::BTreeSet<&str> = items.iter().filter_map(|i| i.app.as_deref()).collect();
     assert!(items.len() >= 1000, "{} grounding items", items.len());
+    // Knowledge questions have one right answer each and do not give it away.
+    let mut answers: std::collections::BTreeMap<(String, String), String> = Default::default();
+    for q in &generated.knowledge {
+        let ItemBody::Question(q) = &q.body else { panic!() };
+        let right = q.options.iter().find(|(l, _)| *l == q.answer).map(|(_, t)| t.clone()).unwrap();
+        let before = answers.insert((q.app_name.clone(), q.question.clone()), right.clone());
+        assert!(before.is_none_or(|b| b == right), "{} has two right answers", q.question);
+        if q.question_type == "intention_level" {
+            assert!(
+                !q.question.to_lowercase().contains(&right.to_lowercase()),
+                "{} names its answer",
+                q.question
+            );
+        }
+    }
     assert!(apps.len() >= 9, "{apps:?}");
     let ids: std::collections::BTreeSet<&str> = items.iter().map(|i| i.id.as_str()).collect();
     assert_eq!(ids.len(), items.len(), "ids are unique");
@@ -530,4 +545,139 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+#[test]
+fn sphinx_data_is_read_only_inside_its_folder() {
+    let outside = tempdir("outside");
+    std::fs::create_dir_all(outside.join("screens")).unwrap();
+    std::fs::write(outside.join("screens/11.xml"), SCREEN).unwrap();
+    std::fs::write(outside.join("secret.xml"), SCREEN).unwrap();
+    // Grounding: the screens folder is a link out of the data folder.
+    let dir = tempdir("linked");
+    grounding_fixture(&dir);
+    std::fs::remove_dir_all(dir.join("lowlevel_tasks")).unwrap();
+    std::os::unix::fs::symlink(outside.join("screens"), dir.join("lowlevel_tasks")).unwrap();
+    let loaded = phonebench_probe::sphinx_data::grounding(&dir).unwrap();
+    assert!(loaded.items.is_empty());
+    assert!(
+        loaded.skipped.iter().any(|s| s.contains("not a folder (links are not followed)")),
+        "{:?}",
+        loaded.skipped
+    );
+    // Completion: a trajectory whose screen is a link, and one whose folder is a link.
+    let dir = tempdir("linked-trace");
+    completion_fixture(&dir);
+    let trace = dir.join("groundtruth/7/x");
+    std::fs::remove_file(trace.join("1.xml")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.xml"), trace.join("1.xml")).unwrap();
+    let loaded = phonebench_probe::sphinx_data::completion(&dir).unwrap();
+    assert!(loaded.items.is_empty());
+    assert!(loaded.skipped.iter().any(|s| s.contains("1.xml: a link")), "{:?}", loaded.skipped);
+    std::fs::remove_dir_all(dir.join("groundtruth/7")).unwrap();
+    std::fs::create_dir_all(outside.join("7/x")).unwrap();
+    std::os::unix::fs::symlink(outside.join("7"), dir.join("groundtruth/7")).unwrap();
+    let loaded = phonebench_probe::sphinx_data::completion(&dir).unwrap();
+    assert!(loaded.items.is_empty());
+    assert!(
+        loaded.skipped.iter().any(|s| s.contains("resolves outside the data folder")),
+        "{:?}",
+        loaded.skipped
+    );
+}
+
+#[tokio::test]
+async fn a_broken_screenshot_makes_an_item_unaskable_not_a_server_failure() {
+    let dir = tempdir("broken-png");
+    grounding_fixture(&dir);
+    std::fs::write(dir.join("lowlevel_tasks/11.png"), b"not a png at all").unwrap();
+    let items: Vec<ProbeItem> = phonebench_probe::sphinx_data::grounding(&dir)
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|i| phonebench_probe::ask::askable(i, Mode::Som))
+        .collect();
+    // A PNG claiming 20000×20000 pixels is refused before it is decoded.
+    let mut header = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut header, 20_000, 20_000);
+        encoder.set_color(png::ColorType::Grayscale);
+        let _ = encoder.write_header().unwrap();
+    }
+    std::fs::write(dir.join("huge.png"), &header).unwrap();
+    let huge = phonebench_probe::item::ImageSource::File(dir.join("huge.png")).pixmap().unwrap_err();
+    assert!(huge.contains("20000×20000 pixels"), "{huge}");
+    let server = MockServer::start(|_: &serde_json::Value| MockReply::text("```click [0]```")).await.unwrap();
+    let model = handle(&server.base_url());
+    let (result, calls) = ask(&model, ProbeKind::Grounding, &items[0], Mode::Som, SPHINX).await;
+    assert!(calls.is_empty(), "nothing was sent");
+    assert_eq!(result.infrastructure_error, None);
+    assert!(
+        result.unaskable.as_deref().is_some_and(|e| e.contains("cannot read the screenshot")),
+        "{result:?}"
+    );
+    assert!(figures(&[result]).is_empty(), "an unaskable item is in no figure");
+}
+
+#[test]
+fn overall_counts_only_trajectories_scored_whole() {
+    let r = |item: &str, trajectory: &str, last: bool, right: bool, failed: bool| ProbeResult {
+        key: ProbeResult::key_of(ProbeKind::Completion, Mode::Tree, item),
+        probe: ProbeKind::Completion,
+        mode: Mode::Tree,
+        item: item.into(),
+        source: phonebench_probe::DataSource::Sphinx,
+        app: None,
+        group: if last { "last" } else { "pre" }.into(),
+        trajectory: Some(trajectory.into()),
+        answers: Vec::new(),
+        units: 1,
+        correct: u32::from(right),
+        correct_repaired: u32::from(right),
+        format_errors: 0,
+        repairs: 0,
+        infrastructure_error: failed.then(|| "down".to_string()),
+        unaskable: None,
+    };
+    let results = [
+        // a: whole and right. b: its last screen failed on the server. c: cut before its last.
+        r("a0", "a", false, true, false),
+        r("a1", "a", true, true, false),
+        r("b0", "b", false, true, false),
+        r("b1", "b", true, false, true),
+        r("c0", "c", false, true, false),
+    ];
+    let f = figures(&results);
+    assert_eq!(figure(&f, Mode::Tree, "overall"), (1, Some(1.0), None));
+    assert_eq!(figure(&f, Mode::Tree, "pre"), (3, Some(1.0), None));
+    assert_eq!(figure(&f, Mode::Tree, "last"), (1, Some(1.0), None));
+}
+
+#[tokio::test]
+async fn one_results_folder_holds_one_models_probes() {
+    let dir = tempdir("two-models");
+    knowledge_fixture(&dir);
+    let items = phonebench_probe::sphinx_data::knowledge(&dir).unwrap().items;
+    let server =
+        MockServer::start(|req: &serde_json::Value| MockReply::text(knowledge_answer(&last_user_text(req))))
+            .await
+            .unwrap();
+    let model = handle(&server.base_url());
+    let config = |probe: ProbeKind, name: &str| ProbeConfig {
+        probe,
+        model: name.into(),
+        data: vec![phonebench_probe::DataSource::Sphinx],
+        modes: vec![Mode::Text],
+        settings: SPHINX,
+        limit: None,
+        suite: None,
+        items: phonebench_probe::run::items_digest(&items),
+        sampling: String::new(),
+    };
+    let options = ProbeRunOptions { concurrency: 1, progress: false, resume: false, fresh: false };
+    let mut db = phonebench_runner::ResultsDb::open(&dir.join("results")).unwrap();
+    run_probe(&mut db, &items, &config(ProbeKind::Knowledge, "a"), &model, &options).await.unwrap();
+    let other = ProbeConfig { probe: ProbeKind::Instructions, ..config(ProbeKind::Knowledge, "b") };
+    let err = run_probe(&mut db, &[], &other, &model, &options).await.unwrap_err();
+    assert!(err.to_string().contains("holds probes of model `a`"), "{err}");
 }

@@ -547,7 +547,7 @@ fn capabilities_view(
     results: &[phonebench_probe::ProbeResult],
     episodes: &[EpisodeResult],
 ) -> CapabilitiesView {
-    let profile = phonebench_probe::profile(model, results, episodes);
+    let profile = phonebench_probe::profile(model, results, &[episodes.to_vec()]);
     CapabilitiesView {
         model: model.to_string(),
         radar: phonebench_probe::radar_svg(std::slice::from_ref(&profile)),
@@ -583,7 +583,7 @@ fn capabilities_view(
                 repaired: percent(f.repaired),
             })
             .collect(),
-        infrastructure: results.iter().filter(|r| r.infrastructure_error.is_some()).count(),
+        infrastructure: results.iter().filter(|r| !r.scored()).count(),
     }
 }
 

@@ -776,6 +776,7 @@ fn probe_results(name: &str) -> PathBuf {
                 format_errors: 0,
                 repairs: 0,
                 infrastructure_error: None,
+                unaskable: None,
             }
         };
     for r in [
