@@ -385,6 +385,15 @@ pub fn profiles(dirs: &[PathBuf]) -> Result<Vec<phonebench_probe::Profile>> {
 /// Prints the profiles and writes the charts asked for.
 pub fn run_profile(args: &ProfileArgs) -> Result<()> {
     let profiles = profiles(&args.dirs)?;
+    // Files first: printing may end the process quietly on a closed pipe (`| head`).
+    if let Some(file) = &args.svg {
+        std::fs::write(file, radar_svg(&profiles))
+            .with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    if let Some(file) = &args.png {
+        let png = radar_png(&profiles).map_err(anyhow::Error::msg)?;
+        std::fs::write(file, png).with_context(|| format!("cannot write {}", file.display()))?;
+    }
     if args.json {
         for p in &profiles {
             let values: serde_json::Map<String, serde_json::Value> = phonebench_probe::DIMENSIONS
@@ -396,14 +405,6 @@ pub fn run_profile(args: &ProfileArgs) -> Result<()> {
         }
     } else {
         out!("{}", phonebench_probe::profile::table(&profiles))?;
-    }
-    if let Some(file) = &args.svg {
-        std::fs::write(file, radar_svg(&profiles))
-            .with_context(|| format!("cannot write {}", file.display()))?;
-    }
-    if let Some(file) = &args.png {
-        let png = radar_png(&profiles).map_err(anyhow::Error::msg)?;
-        std::fs::write(file, png).with_context(|| format!("cannot write {}", file.display()))?;
     }
     std::io::stdout().flush().ok();
     Ok(())

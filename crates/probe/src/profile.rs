@@ -172,8 +172,8 @@ fn rgb([r, g, b]: [u8; 3]) -> String {
 /// The radar chart as a self-contained SVG element (labels escaped).
 pub fn radar_svg(profiles: &[Profile]) -> String {
     let legend_rows = profiles.len() as f64;
-    let (w, h) = (560.0, 470.0 + 22.0 * legend_rows);
-    let g = Geometry { cx: 280.0, cy: 235.0, r: 160.0 };
+    let (w, h) = (640.0, 470.0 + 22.0 * legend_rows);
+    let g = Geometry { cx: 320.0, cy: 235.0, r: 160.0 };
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"radar\" role=\"img\" aria-label=\"Capability profile\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"13\">\n"
     );
@@ -251,11 +251,11 @@ pub fn radar_png(profiles: &[Profile]) -> Result<Vec<u8>, String> {
     use phonebench_pixels::text::{TextAlign, TextRun, draw_text};
     use tiny_skia::{Color, FillRule, IntRect, Paint, PathBuilder, Pixmap, Rect, Stroke, Transform};
     let scale = 2.0f32;
-    let (w, h) = (560.0 * scale, (470.0 + 22.0 * profiles.len() as f32) * scale);
+    let (w, h) = (640.0 * scale, (470.0 + 22.0 * profiles.len() as f32) * scale);
     let mut pixmap = Pixmap::new(w as u32, h as u32).ok_or("the chart has no size")?;
     pixmap.fill(Color::WHITE);
     let g =
-        Geometry { cx: 280.0 * f64::from(scale), cy: 235.0 * f64::from(scale), r: 160.0 * f64::from(scale) };
+        Geometry { cx: 320.0 * f64::from(scale), cy: 235.0 * f64::from(scale), r: 160.0 * f64::from(scale) };
     let polygon = |points: &[(f64, f64)]| {
         let mut pb = PathBuilder::new();
         for (i, (x, y)) in points.iter().enumerate() {
@@ -314,7 +314,7 @@ pub fn radar_png(profiles: &[Profile]) -> Result<Vec<u8>, String> {
             );
         }
         let (lx, ly) = g.point(i, 1.13);
-        let box_w = 130.0 * scale;
+        let box_w = 165.0 * scale;
         let (left, align) = if (lx - g.cx).abs() < 1.0 {
             (lx as f32 - box_w / 2.0, TextAlign::Center)
         } else if lx > g.cx {
