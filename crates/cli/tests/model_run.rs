@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{episodes, stored_episodes};
+use common::{bin, episodes, stored_episodes};
 
 /// A sphinx-react "model": the first indexed element of the tree is clicked; screens showing
 /// "Display" get an answer without the fenced action (a format error the repair call fixes).
@@ -41,16 +41,6 @@ fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("phonebench-model-run-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
-}
-
-/// The binary, with this test's cache folder (validation and responses).
-fn bin(cache: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_phonebench"));
-    cmd.env("PHONEBENCH_CACHE", cache);
-    for var in ["PHONEBENCH_MODEL", "PHONEBENCH_BASE_URL", "PHONEBENCH_API_KEY_ENV"] {
-        cmd.env_remove(var);
-    }
-    cmd
 }
 
 /// A mock server process on `addr`; returns it and its base URL.

@@ -5,9 +5,13 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
+
+use common::bin;
 
 /// Every MCQ is answered `A`, every BQ `T`, every completion `NO`, every action `click [0]`.
 const SCRIPT: &str = r#"
@@ -32,15 +36,6 @@ fn tmp(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn bin(cache: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_phonebench"));
-    cmd.env("PHONEBENCH_CACHE", cache);
-    for var in ["PHONEBENCH_MODEL", "PHONEBENCH_BASE_URL", "PHONEBENCH_API_KEY_ENV"] {
-        cmd.env_remove(var);
-    }
-    cmd
 }
 
 fn run_ok(cmd: &mut Command) -> String {

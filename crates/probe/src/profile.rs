@@ -272,10 +272,8 @@ pub fn radar_png(profiles: &[Profile]) -> Result<Vec<u8>, String> {
     };
     let stroke = Stroke { width: 2.0 * scale, ..Stroke::default() };
     let thin = Stroke { width: scale, ..Stroke::default() };
-    let n = DIMENSIONS.len();
-    for level in [0.25, 0.5, 0.75, 1.0] {
-        let points: Vec<(f64, f64)> = (0..n).map(|i| g.point(i, level)).collect();
-        if let Some(path) = polygon(&points) {
+    let grid = |pixmap: &mut Pixmap, path: Option<tiny_skia::Path>| {
+        if let Some(path) = path {
             pixmap.stroke_path(
                 &path,
                 &stroke_paint([204, 204, 204], 255),
@@ -284,6 +282,11 @@ pub fn radar_png(profiles: &[Profile]) -> Result<Vec<u8>, String> {
                 None,
             );
         }
+    };
+    let n = DIMENSIONS.len();
+    for level in [0.25, 0.5, 0.75, 1.0] {
+        let points: Vec<(f64, f64)> = (0..n).map(|i| g.point(i, level)).collect();
+        grid(&mut pixmap, polygon(&points));
     }
     let text = |pixmap: &mut Pixmap, s: &str, x: f32, y: f32, width: f32, align: TextAlign, size: f32| {
         let run = TextRun {
@@ -304,15 +307,7 @@ pub fn radar_png(profiles: &[Profile]) -> Result<Vec<u8>, String> {
         let mut pb = PathBuilder::new();
         pb.move_to(g.cx as f32, g.cy as f32);
         pb.line_to(x as f32, y as f32);
-        if let Some(path) = pb.finish() {
-            pixmap.stroke_path(
-                &path,
-                &stroke_paint([204, 204, 204], 255),
-                &thin,
-                Transform::identity(),
-                None,
-            );
-        }
+        grid(&mut pixmap, pb.finish());
         let (lx, ly) = g.point(i, 1.13);
         let box_w = 165.0 * scale;
         let (left, align) = if (lx - g.cx).abs() < 1.0 {

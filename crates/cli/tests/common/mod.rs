@@ -3,6 +3,18 @@
 #![allow(dead_code)]
 
 use std::path::Path;
+use std::process::Command;
+
+/// The binary under test with `cache` as its cache folder (validation and responses) and no
+/// model settings from the environment.
+pub fn bin(cache: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_phonebench"));
+    cmd.env("PHONEBENCH_CACHE", cache);
+    for var in ["PHONEBENCH_MODEL", "PHONEBENCH_BASE_URL", "PHONEBENCH_API_KEY_ENV"] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
 
 /// The lines of `out/episodes.jsonl`, parsed.
 pub fn episodes(out: &Path) -> Vec<serde_json::Value> {
