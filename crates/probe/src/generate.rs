@@ -206,9 +206,9 @@ fn step_item(screen: &Played) -> Result<(String, ExpectedAction), &'static str> 
         // An instruction naming text that is also elsewhere on the screen (two "T" day buttons,
         // a search field echoing the query) has more than one right answer: left out.
         let inside: BTreeSet<NodeId> = tree.dfs(element).collect();
-        let elsewhere = tree.iter().any(|(id, n)| {
-            !inside.contains(&id) && (n.text.trim() == label.trim() || n.content_desc.trim() == label.trim())
-        });
+        let same = |text: &str| text.trim().to_lowercase() == label.trim().to_lowercase();
+        let elsewhere =
+            tree.iter().any(|(id, n)| !inside.contains(&id) && (same(&n.text) || same(&n.content_desc)));
         if elsewhere {
             return Err("the control's label is also elsewhere on the screen");
         }
@@ -234,12 +234,13 @@ fn step_item(screen: &Played) -> Result<(String, ExpectedAction), &'static str> 
             let point = point.ok_or("typing without a target")?;
             let index = target(point)?;
             let node = tree.node(screen.targets[index]);
-            // The field's name: its hint, description or id, never its current text (content).
+            // The field's name: its hint, description or id, never its current text (content),
+            // and words, not a sample value (a hint of "0" names nothing).
             let id = node.resource_id.rsplit('/').next().unwrap_or_default().replace('_', " ");
             let field = [node.hint.clone().unwrap_or_default(), node.content_desc.clone(), id]
                 .into_iter()
-                .find(|name| !name.trim().is_empty())
-                .ok_or("the field has no hint, description or id")?;
+                .find(|name| name.chars().filter(|c| c.is_alphabetic()).count() >= 2)
+                .ok_or("the field has no hint, description or id in words")?;
             let instruction = format!("Type \"{text}\" into the \"{}\" field.", short(&field));
             Ok((instruction, expect("input", index, Some(text.clone()))))
         }
@@ -338,6 +339,19 @@ struct AppMap {
     controls: BTreeMap<String, BTreeMap<(String, String), Option<String>>>,
     /// Every text and description seen, by app: text → the screens showing it.
     texts: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
+}
+
+/// Whether two names share a word of three letters or more (plural `s` ignored): a control
+/// named like the screen it is on or opens gives the answer away.
+fn shares_word(a: &str, b: &str) -> bool {
+    let words = |s: &str| -> BTreeSet<String> {
+        s.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 3)
+            .map(|w| w.strip_suffix('s').unwrap_or(w).to_string())
+            .collect()
+    };
+    !words(a).is_disjoint(&words(b))
 }
 
 /// Whether a label can name a control in a question: some letters, not only a number or a
@@ -566,6 +580,7 @@ fn app_questions(catalog: &Catalog, map: &AppMap) -> Vec<ProbeItem> {
             let screens_showing = map.texts.get(app).and_then(|t| t.get(control)).map_or(0, BTreeSet::len);
             if where_made < QUESTIONS_PER_APP
                 && screens_showing == 1
+                && !shares_word(control, &title)
                 && let Some(q) = question(
                     format!("gen:{app}:where:{n:03}"),
                     format!("In the {name} app, on which screen is the control \"{control}\"?"),
@@ -577,10 +592,7 @@ fn app_questions(catalog: &Catalog, map: &AppMap) -> Vec<ProbeItem> {
                 where_made += 1;
             }
             // A control named like the screen it opens ("Home" → Home) answers itself.
-            let names_its_screen = opened.as_ref().is_some_and(|o| {
-                let (opened, control) = (screen_title(o).to_lowercase(), control.to_lowercase());
-                opened.contains(&control) || control.contains(&opened)
-            });
+            let names_its_screen = opened.as_ref().is_some_and(|o| shares_word(control, &screen_title(o)));
             if let Some(opened) = opened
                 && what_made < QUESTIONS_PER_APP
                 && !names_its_screen

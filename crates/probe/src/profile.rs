@@ -156,6 +156,21 @@ impl Geometry {
     }
 }
 
+/// The edges between neighbouring dimensions that both have a value.
+fn edges(p: &Profile, g: &Geometry) -> Vec<((f64, f64), (f64, f64))> {
+    let n = DIMENSIONS.len();
+    let value = |i: usize| p.values.get(i).copied().flatten().map(|v| v.clamp(0.0, 1.0));
+    (0..n).filter_map(|i| Some((g.point(i, value(i)?), g.point((i + 1) % n, value((i + 1) % n)?)))).collect()
+}
+
+/// A name cut for a legend (the full one is in the table and the SVG's title).
+fn legend_name(name: &str) -> String {
+    match name.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+        None => name.to_string(),
+    }
+}
+
 /// The dimensions a profile has values for, as `(axis, value in 0..=1)`.
 fn present(p: &Profile) -> Vec<(usize, f64)> {
     p.values.iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v.clamp(0.0, 1.0)))).collect()
@@ -221,24 +236,37 @@ pub fn radar_svg(profiles: &[Profile]) -> String {
     }
     for (m, p) in profiles.iter().enumerate() {
         let colour = rgb(PALETTE[m % PALETTE.len()]);
-        // Only the dimensions the model has a value for: a missing one is no vertex (drawing it
-        // at the centre would read as 0%).
+        // A model with every value is a filled polygon; one lacking some is only the edges
+        // between neighbouring dimensions it has (a missing value is no vertex: drawn at the
+        // centre it would read as 0%, joined across it would claim an area).
         let points: Vec<(f64, f64)> = present(p).into_iter().map(|(i, v)| g.point(i, v)).collect();
-        let text: Vec<String> = points.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-        svg.push_str(&format!(
-            "<polygon class=\"model\" data-model=\"{}\" points=\"{}\" fill=\"{colour}\" fill-opacity=\"0.15\" stroke=\"{colour}\" stroke-width=\"2\"/>\n",
-            escape(&p.name),
-            text.join(" ")
-        ));
+        if points.len() == DIMENSIONS.len() {
+            let text: Vec<String> = points.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+            svg.push_str(&format!(
+                "<polygon class=\"model\" data-model=\"{}\" points=\"{}\" fill=\"{colour}\" fill-opacity=\"0.15\" stroke=\"{colour}\" stroke-width=\"2\"/>\n",
+                escape(&p.name),
+                text.join(" ")
+            ));
+        } else {
+            let mut d = String::new();
+            for ((x1, y1), (x2, y2)) in edges(p, &g) {
+                d.push_str(&format!("M{x1:.1},{y1:.1}L{x2:.1},{y2:.1}"));
+            }
+            svg.push_str(&format!(
+                "<path class=\"model\" data-model=\"{}\" d=\"{d}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\"/>\n",
+                escape(&p.name)
+            ));
+        }
         for (x, y) in &points {
             svg.push_str(&format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{colour}\"/>\n"));
         }
         let ly = 470.0 + 22.0 * m as f64;
         svg.push_str(&format!(
-            "<rect x=\"40\" y=\"{:.1}\" width=\"14\" height=\"14\" fill=\"{colour}\"/><text x=\"62\" y=\"{:.1}\">{}</text>\n",
+            "<rect x=\"40\" y=\"{:.1}\" width=\"14\" height=\"14\" fill=\"{colour}\"/><text x=\"62\" y=\"{:.1}\"><title>{}</title>{}</text>\n",
             ly - 12.0,
             ly,
-            escape(&p.name)
+            escape(&p.name),
+            escape(&legend_name(&p.name))
         ));
     }
     svg.push_str("</svg>");
@@ -325,10 +353,27 @@ pub fn radar_png(profiles: &[Profile]) -> Result<Vec<u8>, String> {
         let colour = PALETTE[m % PALETTE.len()];
         // Only the dimensions the model has values for (see `radar_svg`).
         let points: Vec<(f64, f64)> = present(p).into_iter().map(|(i, v)| g.point(i, v)).collect();
-        if let Some(path) = polygon(&points) {
-            let fill = stroke_paint(colour, 38);
-            pixmap.fill_path(&path, &fill, FillRule::Winding, Transform::identity(), None);
-            pixmap.stroke_path(&path, &stroke_paint(colour, 255), &stroke, Transform::identity(), None);
+        if points.len() == n {
+            if let Some(path) = polygon(&points) {
+                let fill = stroke_paint(colour, 38);
+                pixmap.fill_path(&path, &fill, FillRule::Winding, Transform::identity(), None);
+                pixmap.stroke_path(&path, &stroke_paint(colour, 255), &stroke, Transform::identity(), None);
+            }
+        } else {
+            for ((x1, y1), (x2, y2)) in edges(p, &g) {
+                let mut pb = PathBuilder::new();
+                pb.move_to(x1 as f32, y1 as f32);
+                pb.line_to(x2 as f32, y2 as f32);
+                if let Some(path) = pb.finish() {
+                    pixmap.stroke_path(
+                        &path,
+                        &stroke_paint(colour, 255),
+                        &stroke,
+                        Transform::identity(),
+                        None,
+                    );
+                }
+            }
         }
         for (x, y) in &points {
             if let Some(dot) = PathBuilder::from_circle(*x as f32, *y as f32, 3.5 * scale) {
@@ -345,7 +390,15 @@ pub fn radar_png(profiles: &[Profile]) -> Result<Vec<u8>, String> {
         if let Some(rect) = Rect::from_xywh(40.0 * scale, ly - 12.0 * scale, 14.0 * scale, 14.0 * scale) {
             pixmap.fill_rect(rect, &stroke_paint(colour, 255), Transform::identity(), None);
         }
-        text(&mut pixmap, &p.name, 62.0 * scale, ly - 13.0 * scale, 440.0 * scale, TextAlign::Start, 13.0);
+        text(
+            &mut pixmap,
+            &legend_name(&p.name),
+            62.0 * scale,
+            ly - 13.0 * scale,
+            540.0 * scale,
+            TextAlign::Start,
+            13.0,
+        );
     }
     phonebench_pixels::encode_png(&pixmap).map_err(|e| e.to_string())
 }

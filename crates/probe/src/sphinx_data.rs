@@ -107,6 +107,9 @@ impl Root {
             if meta.file_type().is_symlink() {
                 return Err(format!("{}: a link (links are not followed)", path.display()));
             }
+            if !meta.is_file() && !meta.is_dir() {
+                return Err(format!("{}: not a regular file", path.display()));
+            }
             if meta.is_file() && meta.len() > MAX_DATA_FILE_BYTES {
                 return Err(format!(
                     "{}: {} bytes, more than the {MAX_DATA_FILE_BYTES} read",
@@ -287,6 +290,7 @@ pub fn completion(dir: &Path) -> Result<Loaded, DataError> {
     }
     let root = Root::new(dir);
     let mut loaded = Loaded::default();
+    let mut pairs = std::collections::BTreeSet::new();
     let mut missing = 0usize;
     for (i, task) in read_list(&file)?.iter().enumerate() {
         let id = match task.get("id") {
@@ -307,6 +311,13 @@ pub fn completion(dir: &Path) -> Result<Loaded, DataError> {
                 loaded
                     .skipped
                     .push(format!("{}: task {id}: app name `{app}` is not a plain name", file.display()));
+                continue;
+            }
+            if !pairs.insert((id.clone(), app.to_string())) {
+                loaded.skipped.push(format!(
+                    "{}: task {id}, app {app} comes twice (the first is kept)",
+                    file.display()
+                ));
                 continue;
             }
             let trace = dir.join("groundtruth").join(&id).join(app);

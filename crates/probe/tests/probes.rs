@@ -584,6 +584,21 @@ fn sphinx_data_is_read_only_inside_its_folder() {
         "{:?}",
         loaded.skipped
     );
+    // A FIFO among the screens is refused, never opened (opening it would wait forever); a
+    // (task, app) pair listed twice is read once.
+    let dir = tempdir("fifo");
+    completion_fixture(&dir);
+    let tasks = json!([{"id": 7, "description": "add milk", "apps": ["x", "x"]}]);
+    std::fs::write(dir.join("task_info_all.json"), tasks.to_string()).unwrap();
+    let loaded = phonebench_probe::sphinx_data::completion(&dir).unwrap();
+    assert_eq!(loaded.items.len(), 3);
+    assert!(loaded.skipped.iter().any(|s| s.contains("comes twice")), "{:?}", loaded.skipped);
+    let trace = dir.join("groundtruth/7/x");
+    std::fs::remove_file(trace.join("2.xml")).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(trace.join("2.xml")).status().unwrap().success());
+    let loaded = phonebench_probe::sphinx_data::completion(&dir).unwrap();
+    assert!(loaded.items.is_empty());
+    assert!(loaded.skipped.iter().any(|s| s.contains("2.xml: not a regular file")), "{:?}", loaded.skipped);
 }
 
 #[tokio::test]
@@ -680,4 +695,14 @@ async fn one_results_folder_holds_one_models_probes() {
     let other = ProbeConfig { probe: ProbeKind::Instructions, ..config(ProbeKind::Knowledge, "b") };
     let err = run_probe(&mut db, &[], &other, &model, &options).await.unwrap_err();
     assert!(err.to_string().contains("holds probes of model `a`"), "{err}");
+    // A run of another model into the folder is refused too; one of model `a` may join.
+    let run = |model: &str| phonebench_runner::RunConfig {
+        suite: "starter".into(),
+        agent: "sphinx-react".into(),
+        model: Some(model.into()),
+        ..Default::default()
+    };
+    let err = db.claim(&run("b"), false).unwrap_err();
+    assert!(err.to_string().contains("probe's results of model `a`"), "{err}");
+    db.claim(&run("a"), false).unwrap();
 }

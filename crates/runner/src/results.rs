@@ -717,6 +717,19 @@ impl ResultsDb {
     /// differs). Results of an older phonebench that recorded less are refused.
     pub fn claim(&self, config: &RunConfig, resume: bool) -> Result<(), ResultsError> {
         let text = serde_json::to_string(config).map_err(self.json("run.config"))?;
+        // A folder is one model's: capability probes of another model stay apart from this run.
+        for (probe, stored) in self.probe_configs()? {
+            let model = serde_json::from_str::<serde_json::Value>(&stored)
+                .ok()
+                .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string));
+            if model.is_some() && model != config.model {
+                return Err(ResultsError::Mismatch(format!(
+                    "{} holds the {probe} probe's results of model `{}`, and one folder holds one model's results; choose another --out",
+                    self.path.display(),
+                    model.unwrap_or_default()
+                )));
+            }
+        }
         match self.config()? {
             // Nothing stored yet (a run that ended before its first episode): nothing to mix,
             // so this run's configuration replaces the old one.
