@@ -119,9 +119,20 @@ pub fn profile(name: &str, results: &[ProbeResult], runs: &[Vec<EpisodeResult>])
 pub fn table(profiles: &[Profile]) -> String {
     let width = profiles.iter().map(|p| p.name.chars().count()).max().unwrap_or(0).clamp(8, 28);
     let mut header = format!("{:<22}", "dimension");
-    for p in profiles {
-        let name: String = p.name.chars().take(width).collect();
+    let mut shown: Vec<String> = Vec::new();
+    for (k, p) in profiles.iter().enumerate() {
+        // A name too long for its column is cut with "…"; two cut alike get their column number.
+        let mut name: String = if p.name.chars().count() > width {
+            p.name.chars().take(width - 1).chain(std::iter::once('…')).collect()
+        } else {
+            p.name.clone()
+        };
+        if shown.contains(&name) {
+            let suffix = format!(" #{}", k + 1);
+            name = name.chars().take(width.saturating_sub(suffix.len())).collect::<String>() + &suffix;
+        }
         header.push_str(&format!(" {name:>width$}"));
+        shown.push(name);
     }
     let mut lines = vec![header];
     for (i, (_, label)) in DIMENSIONS.iter().enumerate() {
@@ -401,4 +412,42 @@ pub fn radar_png(profiles: &[Profile]) -> Result<Vec<u8>, String> {
         );
     }
     phonebench_pixels::encode_png(&pixmap).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(name: &str, value: Option<f64>) -> Profile {
+        Profile { name: name.into(), values: vec![value; DIMENSIONS.len()] }
+    }
+
+    #[test]
+    fn the_table_keeps_long_names_apart_and_shows_missing_values_as_dashes() {
+        let long = "org/a-model-with-a-very-long-name-indeed";
+        let table = table(&[model(long, Some(0.5)), model(&format!("{long}-2"), None)]);
+        let header = table.lines().next().unwrap_or_default();
+        assert!(header.contains("org/a-model-with-a-very-lon…"), "{header}");
+        assert!(header.contains(" #2"), "the second, cut alike, is numbered: {header}");
+        let row = table.lines().nth(1).unwrap_or_default();
+        assert!(
+            row.starts_with("Goal understanding") && row.contains("50.0%") && row.ends_with('–'),
+            "{row}"
+        );
+    }
+
+    #[test]
+    fn a_model_lacking_values_is_drawn_as_edges_only() {
+        let mut partial = model("p", Some(0.5));
+        partial.values[3] = None;
+        let svg = radar_svg(&[model("full", Some(1.0)), partial]);
+        assert!(svg.contains("<polygon class=\"model\" data-model=\"full\""));
+        // Seven values, six edges between neighbours that both have one (3 is missing).
+        let path = svg.split("data-model=\"p\" d=\"").nth(1).unwrap_or_default();
+        assert_eq!(path.split('"').next().unwrap_or_default().matches('M').count(), 6, "{svg}");
+        assert!(!svg.contains("(no data)"), "the full model has every dimension");
+        // A model with no value at all still gives a chart (axes, "(no data)", its legend).
+        let png = radar_png(&[model("only", None)]).unwrap_or_default();
+        assert!(png.starts_with(b"\x89PNG"));
+    }
 }

@@ -134,13 +134,24 @@ pub async fn run_probe(
             )));
         }
     };
+    // Stored items found unaskable earlier count as unavailable again, not as done work.
+    let unaskable: std::collections::BTreeSet<String> = db
+        .probe_results(Some(probe))?
+        .into_iter()
+        .filter(|(_, text)| {
+            serde_json::from_str::<serde_json::Value>(text)
+                .is_ok_and(|v| v.get("unaskable").is_some_and(|u| !u.is_null()))
+        })
+        .map(|(key, _)| key)
+        .collect();
     let mut outcome = ProbeRunOutcome::default();
     let mut pending = Vec::new();
     for item in items {
         for &mode in &config.modes {
-            if !askable(item, mode) {
+            let key = ProbeResult::key_of(config.probe, mode, &item.id);
+            if !askable(item, mode) || unaskable.contains(&key) {
                 outcome.unavailable += 1;
-            } else if done.contains(&ProbeResult::key_of(config.probe, mode, &item.id)) {
+            } else if done.contains(&key) {
                 outcome.skipped += 1;
             } else {
                 pending.push((item.clone(), mode));
@@ -174,12 +185,14 @@ pub async fn run_probe(
                 continue;
             }
         };
-        outcome.asked += 1;
-        if result.infrastructure_error.is_some() {
-            outcome.infrastructure_failures += 1;
-        }
+        // An item found unaskable while asking is counted once, as unavailable.
         if result.unaskable.is_some() {
             outcome.unavailable += 1;
+        } else {
+            outcome.asked += 1;
+        }
+        if result.infrastructure_error.is_some() {
+            outcome.infrastructure_failures += 1;
         }
         let stored = serde_json::to_string(&result).map_err(|e| ProbeError::Mismatch(e.to_string()));
         let calls = serde_json::to_string(&calls).map_err(|e| ProbeError::Mismatch(e.to_string()));

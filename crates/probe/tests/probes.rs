@@ -632,6 +632,24 @@ async fn a_broken_screenshot_makes_an_item_unaskable_not_a_server_failure() {
         "{result:?}"
     );
     assert!(figures(&[result]).is_empty(), "an unaskable item is in no figure");
+    // Through a run it counts once, as unavailable, and again so on resume (never as asked).
+    let config = ProbeConfig {
+        probe: ProbeKind::Grounding,
+        model: "mock".into(),
+        data: vec![phonebench_probe::DataSource::Sphinx],
+        modes: vec![Mode::Som],
+        settings: SPHINX,
+        limit: None,
+        suite: None,
+        items: phonebench_probe::run::items_digest(&items),
+        sampling: String::new(),
+    };
+    let mut db = phonebench_runner::ResultsDb::open(&dir.join("results")).unwrap();
+    let options = ProbeRunOptions { concurrency: 1, progress: false, resume: true, fresh: false };
+    for _ in 0..2 {
+        let outcome = run_probe(&mut db, &items, &config, &model, &options).await.unwrap();
+        assert_eq!((outcome.asked, outcome.skipped, outcome.unavailable), (0, 0, 1), "{outcome:?}");
+    }
 }
 
 #[test]
