@@ -226,10 +226,9 @@ fn folder_name(model: &str) -> String {
     if kept == model {
         return kept;
     }
-    let hash = model
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    format!("{kept}-{:08x}", hash as u32)
+    let mut hash = phonebench_tasks::Fnv::default();
+    hash.eat(model.as_bytes());
+    format!("{kept}-{:08x}", hash.0 as u32)
 }
 
 /// Runs `phonebench probe`; returns whether every item was scored (no infrastructure failure).

@@ -157,10 +157,10 @@ pub async fn ask(
         unaskable: None,
     };
     let mut asker = Asker { model: model.scoped(&key), calls: Vec::new() };
-    let answers = match (&item.body, probe) {
-        (ItemBody::Question(q), _) => asker.knowledge(q, settings).await,
-        (ItemBody::Completion(c), _) => asker.completion(c, mode, settings).await,
-        (ItemBody::Step(s), _) => asker.step(s, mode, settings).await,
+    let answers = match &item.body {
+        ItemBody::Question(q) => asker.knowledge(q, settings).await,
+        ItemBody::Completion(c) => asker.completion(c, mode, settings).await,
+        ItemBody::Step(s) => asker.step(s, mode, settings).await,
     };
     match answers {
         Ok(answers) => {

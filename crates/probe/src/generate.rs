@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
-use phonebench_actions::{Action, FinishStatus, Key, Swipe, Target};
+use phonebench_actions::{Action, FinishStatus, Key, Target};
 use phonebench_agents::ReferenceAgent;
 use phonebench_env::{Episode, EpisodeOptions};
 use phonebench_eval::{EvalContext, Semantics, evaluate};
@@ -153,8 +153,7 @@ fn short(text: &str) -> String {
     }
 }
 
-/// An action on `tree` described as SPHINX's history lists actions (open-app and the harness
-/// actions in the same style: ours, SPHINX has none).
+/// An action on `tree` described as SPHINX's history lists actions.
 fn describe(catalog: &Catalog, tree: &UiTree, action: &Action) -> String {
     let element = || {
         touched(action)
@@ -162,30 +161,8 @@ fn describe(catalog: &Catalog, tree: &UiTree, action: &Action) -> String {
             .map(|n| sphinx_element(tree.node(n)))
             .unwrap_or_else(|| "a View".to_string())
     };
-    match action {
-        Action::Tap { .. } | Action::DoubleTap { .. } => format!("Click on {}.", element()),
-        Action::LongPress { .. } => format!("Long click on {}.", element()),
-        Action::Type { text, .. } => format!("Type {text} on {}.", element()),
-        Action::Scroll { direction, .. } => {
-            format!("Swipe on {} in {} direction.", element(), direction.opposite().as_str())
-        }
-        Action::Swipe(Swipe::Direction { direction, .. }) => {
-            format!("Swipe on {} in {} direction.", element(), direction.as_str())
-        }
-        Action::Swipe(_) | Action::Drag { .. } => "Swipe on the screen.".to_string(),
-        Action::Key { key: Key::Back } => "Go back.".to_string(),
-        Action::Key { key: Key::Enter } => "Press enter.".to_string(),
-        Action::Key { .. } => "Press a key.".to_string(),
-        Action::OpenApp { app } => {
-            let name = catalog.get(app).map_or(app.as_str(), |p| p.manifest.name.as_str());
-            format!("Open the {name} app.")
-        }
-        Action::RestartApp { .. } => "Restart the app.".to_string(),
-        Action::Finish { .. } | Action::Answer { .. } => "Stop the app.".to_string(),
-        Action::Wait { .. } => "Do nothing.".to_string(),
-        Action::AskUser { text } => format!("Ask the user: {text}"),
-        Action::McpCall { tool, .. } => format!("Call the tool {tool}."),
-    }
+    let app_name = |app: &str| catalog.get(app).map_or_else(|| app.to_string(), |p| p.manifest.name.clone());
+    crate::sphinx_data::describe_action(action, element, app_name)
 }
 
 fn no_element(kind: &str) -> ExpectedAction {
@@ -277,9 +254,9 @@ fn screen_title(activity: &str) -> String {
 
 /// A generator seeded for one item (FNV-1a of its id).
 fn rng_for(id: &str) -> ChaCha8Rng {
-    let hash =
-        id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    ChaCha8Rng::seed_from_u64(hash)
+    let mut hash = phonebench_tasks::Fnv::default();
+    hash.eat(id.as_bytes());
+    ChaCha8Rng::seed_from_u64(hash.0)
 }
 
 /// A four-option question: `right` and three of `others` (distinct), shuffled; the options and

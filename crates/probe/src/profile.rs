@@ -62,8 +62,6 @@ fn mean(values: &[Option<f64>]) -> Option<f64> {
 /// (any may be empty). Robustness compares disturbance levels within one run only (the same
 /// tasks at each level), averaged over the runs that played several levels.
 pub fn profile(name: &str, results: &[ProbeResult], runs: &[Vec<EpisodeResult>]) -> Profile {
-    let episodes: Vec<EpisodeResult> = runs.iter().flatten().cloned().collect();
-    let episodes = episodes.as_slice();
     let scored: Vec<&ProbeResult> = results.iter().filter(|r| r.scored()).collect();
     let of = |probe: ProbeKind, group: Option<&str>| -> Vec<&ProbeResult> {
         scored.iter().copied().filter(|r| r.probe == probe && group.is_none_or(|g| r.group == g)).collect()
@@ -79,7 +77,7 @@ pub fn profile(name: &str, results: &[ProbeResult], runs: &[Vec<EpisodeResult>])
     let format_errors: u64 = scored.iter().map(|r| u64::from(r.format_errors)).sum();
     let probe_following = share(answers - format_errors.min(answers), answers);
     let scored_runs: Vec<&EpisodeResult> =
-        episodes.iter().filter(|e| e.infrastructure_error.is_none()).collect();
+        runs.iter().flatten().filter(|e| e.infrastructure_error.is_none()).collect();
     let all = metrics(scored_runs.iter().copied());
     let run_following = match (all.format_error_rate, all.repetition_rate) {
         (None, None) => None,

@@ -21,7 +21,7 @@
 
 use std::fmt::Write as _;
 
-use phonebench_observe::sphinx::{sphinx_actions, write_sphinx_element};
+use phonebench_observe::sphinx::write_sphinx_element;
 use phonebench_uitree::UiTree;
 
 use crate::item::Question;
@@ -279,11 +279,6 @@ pub fn grounding_repair(output: &str, coords: bool) -> String {
     ));
     lines.push(pad.to_string());
     lines.join("\n")
-}
-
-/// Whether a node is in SPHINX's index table (it has at least one action).
-pub fn interactable(tree: &UiTree, id: phonebench_uitree::NodeId) -> bool {
-    !sphinx_actions(tree.node(id)).is_empty()
 }
 
 #[cfg(test)]

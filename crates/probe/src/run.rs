@@ -276,11 +276,9 @@ pub fn stored_configs(db: &ResultsDb) -> Result<Vec<ProbeConfig>, ResultsError> 
 /// A digest of items, for the configuration: their export form, hashed.
 pub fn items_digest(items: &[ProbeItem]) -> String {
     // FNV-1a over the canonical JSON of every item: stable across builds and platforms.
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    let mut hash = phonebench_tasks::Fnv::default();
     for item in items {
-        for byte in phonebench_model::canonical_json(&item.to_json()).bytes() {
-            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
+        hash.eat(phonebench_model::canonical_json(&item.to_json()).as_bytes());
     }
-    format!("{:016x}-{}", hash, items.len())
+    format!("{:016x}-{}", hash.0, items.len())
 }

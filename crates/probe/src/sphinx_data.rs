@@ -369,32 +369,47 @@ pub fn completion(dir: &Path) -> Result<Loaded, DataError> {
 /// SPHINX's `get_description` of a recorded step, its element described from the attributes
 /// recorded with it (`Click on a View (text: Save, class: android.widget.Button).`).
 pub fn describe_step(step: &StepRecord) -> String {
-    let element = || step.hit.as_ref().map(sphinx_element).unwrap_or_else(|| "a View".to_string());
     match &step.action {
         None => "Do nothing.".to_string(),
-        Some(action) => match action {
-            Action::Tap { .. } | Action::DoubleTap { .. } => format!("Click on {}.", element()),
-            Action::LongPress { .. } => format!("Long click on {}.", element()),
-            Action::Type { text, .. } => format!("Type {text} on {}.", element()),
-            Action::Swipe(Swipe::Direction { direction, .. }) => {
-                format!("Swipe on {} in {} direction.", element(), direction.as_str())
-            }
-            Action::Scroll { direction, .. } => {
-                format!("Swipe on {} in {} direction.", element(), direction.opposite().as_str())
-            }
-            // SPHINX's reference swipes carry no direction; `swipe_action` defaults to up.
-            Action::Swipe(Swipe::Between { .. }) | Action::Drag { .. } => {
-                format!("Swipe on {} in up direction.", element())
-            }
-            Action::Key { key: Key::Back } => "Go back.".to_string(),
-            Action::Key { key: Key::Enter } => "Press enter.".to_string(),
-            Action::Key { .. } | Action::OpenApp { .. } | Action::RestartApp { .. } => {
-                "Restart the app.".to_string()
-            }
-            Action::Finish { .. } | Action::Answer { .. } => "Stop the app.".to_string(),
-            Action::Wait { .. } | Action::AskUser { .. } | Action::McpCall { .. } => {
-                "Do nothing.".to_string()
-            }
-        },
+        Some(action) => describe_action(
+            action,
+            || step.hit.as_ref().map(sphinx_element).unwrap_or_else(|| "a View".to_string()),
+            str::to_string,
+        ),
+    }
+}
+
+/// SPHINX's `get_description` of an action on `element` (described lazily); actions SPHINX
+/// has no words for (opening an app by name, asking the user, a tool call) in the same style.
+pub fn describe_action(
+    action: &Action,
+    element: impl Fn() -> String,
+    app_name: impl Fn(&str) -> String,
+) -> String {
+    match action {
+        Action::Tap { .. } | Action::DoubleTap { .. } => format!("Click on {}.", element()),
+        Action::LongPress { .. } => format!("Long click on {}.", element()),
+        Action::Type { text, .. } => format!("Type {text} on {}.", element()),
+        Action::Swipe(Swipe::Direction { direction, .. }) => {
+            format!("Swipe on {} in {} direction.", element(), direction.as_str())
+        }
+        Action::Scroll { direction, .. } => {
+            format!("Swipe on {} in {} direction.", element(), direction.opposite().as_str())
+        }
+        // SPHINX's reference swipes carry no direction (recorded from and to the element's
+        // centre); `swipe_action` defaults to up.
+        Action::Swipe(Swipe::Between { from, to }) if from == to => {
+            format!("Swipe on {} in up direction.", element())
+        }
+        Action::Swipe(_) | Action::Drag { .. } => "Swipe on the screen.".to_string(),
+        Action::Key { key: Key::Back } => "Go back.".to_string(),
+        Action::Key { key: Key::Enter } => "Press enter.".to_string(),
+        Action::Key { .. } => "Press a key.".to_string(),
+        Action::OpenApp { app } => format!("Open the {} app.", app_name(app)),
+        Action::RestartApp { .. } => "Restart the app.".to_string(),
+        Action::Finish { .. } | Action::Answer { .. } => "Stop the app.".to_string(),
+        Action::Wait { .. } => "Do nothing.".to_string(),
+        Action::AskUser { text } => format!("Ask the user: {text}"),
+        Action::McpCall { tool, .. } => format!("Call the tool {tool}."),
     }
 }

@@ -385,17 +385,7 @@ async fn a_probe_run_stores_resumes_refuses_other_settings_and_keeps_server_fail
     .await
     .unwrap();
     let model = handle(&server.base_url());
-    let config = ProbeConfig {
-        probe: ProbeKind::Knowledge,
-        model: "mock".into(),
-        data: vec![phonebench_probe::DataSource::Sphinx],
-        modes: vec![Mode::Text],
-        settings: SPHINX,
-        limit: None,
-        suite: None,
-        items: phonebench_probe::run::items_digest(&items),
-        sampling: String::new(),
-    };
+    let config = config(ProbeKind::Knowledge, "mock", Mode::Text, &items);
     let out = dir.join("results");
     let options = ProbeRunOptions { concurrency: 2, progress: false, resume: false, fresh: false };
     let mut db = phonebench_runner::ResultsDb::open(&out).unwrap();
@@ -540,6 +530,21 @@ async fn generated_grounding_is_large_spread_over_apps_and_an_oracle_scores_all_
     assert_eq!(figure(&figures(&results), Mode::Text, "accuracy"), (30, Some(1.0), Some(1.0)));
 }
 
+/// A run of `probe` over SPHINX-sourced `items` in one mode, SPHINX's reading, repair on.
+fn config(probe: ProbeKind, model: &str, mode: Mode, items: &[ProbeItem]) -> ProbeConfig {
+    ProbeConfig {
+        probe,
+        model: model.into(),
+        data: vec![phonebench_probe::DataSource::Sphinx],
+        modes: vec![mode],
+        settings: SPHINX,
+        limit: None,
+        suite: None,
+        items: phonebench_probe::run::items_digest(items),
+        sampling: String::new(),
+    }
+}
+
 fn tempdir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("phonebench-probe-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -633,17 +638,7 @@ async fn a_broken_screenshot_makes_an_item_unaskable_not_a_server_failure() {
     );
     assert!(figures(&[result]).is_empty(), "an unaskable item is in no figure");
     // Through a run it counts once, as unavailable, and again so on resume (never as asked).
-    let config = ProbeConfig {
-        probe: ProbeKind::Grounding,
-        model: "mock".into(),
-        data: vec![phonebench_probe::DataSource::Sphinx],
-        modes: vec![Mode::Som],
-        settings: SPHINX,
-        limit: None,
-        suite: None,
-        items: phonebench_probe::run::items_digest(&items),
-        sampling: String::new(),
-    };
+    let config = config(ProbeKind::Grounding, "mock", Mode::Som, &items);
     let mut db = phonebench_runner::ResultsDb::open(&dir.join("results")).unwrap();
     let options = ProbeRunOptions { concurrency: 1, progress: false, resume: true, fresh: false };
     for _ in 0..2 {
@@ -696,17 +691,7 @@ async fn one_results_folder_holds_one_models_probes() {
             .await
             .unwrap();
     let model = handle(&server.base_url());
-    let config = |probe: ProbeKind, name: &str| ProbeConfig {
-        probe,
-        model: name.into(),
-        data: vec![phonebench_probe::DataSource::Sphinx],
-        modes: vec![Mode::Text],
-        settings: SPHINX,
-        limit: None,
-        suite: None,
-        items: phonebench_probe::run::items_digest(&items),
-        sampling: String::new(),
-    };
+    let config = |probe, name| config(probe, name, Mode::Text, &items);
     let options = ProbeRunOptions { concurrency: 1, progress: false, resume: false, fresh: false };
     let mut db = phonebench_runner::ResultsDb::open(&dir.join("results")).unwrap();
     run_probe(&mut db, &items, &config(ProbeKind::Knowledge, "a"), &model, &options).await.unwrap();
