@@ -13,6 +13,7 @@ macro_rules! out {
     }};
 }
 
+mod export;
 mod mcp;
 mod models;
 mod play;
@@ -23,6 +24,7 @@ mod screenshot;
 mod serve;
 mod sphinx_eval;
 mod suite;
+mod traces;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -85,6 +87,13 @@ enum Command {
     /// Run a suite with an agent: episodes in parallel, results in SQLite and episodes.jsonl,
     /// a summary table and an HTML report.
     Run(Box<suite::RunArgs>),
+    /// Run a suite to make training data: `run` with every one of its flags, --out required and
+    /// screenshots always saved; prints how many episodes the verifier confirmed and the
+    /// `export` command to run next. Exits as `run` does.
+    Rollouts(Box<export::RolloutsArgs>),
+    /// Export a run folder as training data (JSON Lines + a Hugging Face dataset card): `sft`
+    /// chats or `trajectory` steps of the verifier-confirmed episodes (--all: every scored one).
+    Export(export::ExportArgs),
     /// Write the static HTML report of a results folder.
     Report(report::ReportArgs),
     /// Probe a model's capabilities beyond pass/fail (SPHINX's probes and more): knowledge
@@ -92,6 +101,18 @@ enum Command {
     /// or generated from our apps. Results go to a results folder like a run's; exits 3 when a
     /// model server failed on some items (retry them with --resume).
     Probe(Box<probe::ProbeArgs>),
+    /// Read recorded GUI traces (DroidBot, DroidTask, LlamaTouch, AITW/AITZ, SPHINX, phonebench
+    /// runs) into a traces database; bad files are reported and skipped.
+    Ingest(traces::IngestArgs),
+    /// Pages, page types, priorities and the transition graph of a traces database (and an
+    /// HTML view of the graph).
+    Analyze(traces::AnalyzeArgs),
+    /// Rebuild an app package from a traces database: one screen per page, recorded content in
+    /// tables, transitions as actions; loads it and reports its fidelity.
+    SynthesizeApp(traces::SynthesizeAppArgs),
+    /// Generate a suite of grounded tasks for an app package by exploring it on the simulated
+    /// phone (navigation, retrieval, state changes); only tasks that validate are kept.
+    SynthesizeTasks(traces::SynthesizeTasksArgs),
     /// Capability profiles of results folders (probes and runs), several models side by side: a
     /// table, and the radar chart as SVG or PNG.
     Profile(probe::ProfileArgs),
@@ -316,6 +337,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => {
             Ok(if suite::run(&args)? { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INCOMPLETE) })
         }
+        Command::Rollouts(args) => {
+            Ok(if export::rollouts(&args)? { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INCOMPLETE) })
+        }
+        Command::Export(args) => {
+            export::export(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Agents(args) => {
             models::agents(&args)?;
             Ok(ExitCode::SUCCESS)
@@ -338,6 +366,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::TaskReport(args) => {
             quality::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Ingest(args) => {
+            let problems = traces::run_ingest(&args)?;
+            Ok(if problems == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_REJECTED) })
+        }
+        Command::Analyze(args) => {
+            traces::run_analyze(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::SynthesizeApp(args) => {
+            traces::run_synthesize_app(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::SynthesizeTasks(args) => {
+            traces::run_synthesize_tasks(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge(args) => {

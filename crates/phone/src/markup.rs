@@ -284,6 +284,21 @@ fn apply_attribute(
             view.id = Some(value.to_string());
         }
         "text" => view.text = value.to_string(),
+        // The node's class as agents see it, keeping the tag's behaviour: an app rebuilt from a
+        // recording shows `AppCompatTextView` where the real one did.
+        "class" => {
+            let ok = !value.is_empty()
+                && value.len() <= 200
+                && value.split(['.', '$']).all(|part| {
+                    let mut chars = part.chars();
+                    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+                });
+            if !ok {
+                return Err(format!("`{value}` is not a class name (`android.widget.TextView`)"));
+            }
+            view.class = value.to_string();
+        }
         "desc" => view.desc = value.to_string(),
         "style" => {
             view.role = Some(

@@ -15,6 +15,7 @@
 //! ([`results::RunConfig`], [`fingerprint`]).
 
 pub mod episode;
+pub mod export;
 pub mod fingerprint;
 pub mod metrics;
 pub mod quality;
@@ -25,6 +26,7 @@ pub mod shard;
 pub mod validate;
 
 pub use episode::{Extras, Limits, run_agent, run_episode};
+pub use export::{ExportError, ExportFormat, ExportOptions, ExportSummary, ImageMode, RolloutCounts, export};
 pub use results::{EpisodeResult, ResultsDb, ResultsLock, RunConfig, StepResult};
 pub use run::{AgentChoice, AgentKind, RunError, RunOptions, RunOutcome, run_suite};
 pub use shard::{MergeError, MergeOutcome, Shard, merge};

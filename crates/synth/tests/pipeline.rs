@@ -1,0 +1,215 @@
+//! The trace-to-app pipeline on real recordings (read in place from the shared data folder):
+//! DroidBot's qqmusic UTG and the DroidTask Clock data (exploration run, UTG and user tasks)
+//! become app packages that load and play, with fidelity measured, and task suites whose every
+//! task validates. Also: generation is deterministic, and recorded text never becomes template
+//! or SQL source.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use phonebench_synth::app::{AppOptions, SynthApp, synthesize_app};
+use phonebench_synth::fidelity::{measure, phone_for};
+use phonebench_synth::tasks::{synthesize_tasks, validate_suite};
+use phonebench_testkit::shared;
+use phonebench_traces::analyze::PageType;
+use phonebench_traces::{Trace, TraceFormat, analyze, ingest};
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("phonebench-synth-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn qqmusic() -> Vec<Trace> {
+    let read = ingest(TraceFormat::Droidbot, &[shared("realdata/droidbot_utg/qqmusic_small")]);
+    assert!(read.problems.is_empty(), "{:?}", read.problems);
+    read.traces
+}
+
+fn clock() -> Vec<Trace> {
+    let mut read = ingest(TraceFormat::Droidbot, &[shared("realdata/droidtask/clock_run")]);
+    read.extend(ingest(
+        TraceFormat::Droidtask,
+        &[shared("realdata/droidtask/raw_utgs/clock.yaml"), shared("realdata/droidtask/user_tasks/clock")],
+    ));
+    assert!(read.problems.is_empty(), "{:?}", read.problems);
+    read.traces
+}
+
+fn build(traces: &[Trace], id: &str, root: &Path) -> SynthApp {
+    let analysis = analyze(traces);
+    let options = AppOptions { id: id.into(), name: None, package: None };
+    synthesize_app(traces, &analysis, &options, &root.join("apps").join(id)).unwrap()
+}
+
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().display().to_string(), fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn qqmusic_becomes_an_app_with_tasks_that_validate() {
+    let root = tmp("qq");
+    let traces = qqmusic();
+    let analysis = analyze(&traces);
+    // The launcher, the WebView shell's menu, its browser screen and the About dialog.
+    assert_eq!(analysis.pages.len(), 4);
+    assert_eq!(analysis.pages[0].kind, PageType::Launcher);
+    assert!(analysis.pages.iter().any(|p| p.kind == PageType::Dialog));
+    let app = build(&traces, "qqmusic", &root);
+    // The package the screens show (the UTG's app handed over to the WebView shell).
+    assert_eq!(app.package, "org.chromium.webview_shell");
+    assert_eq!(app.screens.len(), 3, "the launcher is not part of the app");
+    let fidelity = measure(&app, &traces, &analysis).unwrap();
+    assert_eq!(fidelity.screens_open, 3, "{:?}", fidelity.screens);
+    assert_eq!((fidelity.reproduced, fidelity.transitions.len()), (3, 3), "{:?}", fidelity.transitions);
+    assert!(fidelity.mean_similarity > 0.3, "{}", fidelity.mean_similarity);
+
+    let outcome = synthesize_tasks(&app.dir, &root.join("suite")).unwrap();
+    assert_eq!(outcome.screens_reached, 3);
+    assert!(outcome.kept.len() >= 5, "kept {:?}, dropped {:?}", outcome.kept, outcome.dropped);
+    // The About dialog's values are asked: its version line is a retrieval task.
+    assert!(outcome.kept.iter().any(|id| id == "qqmusic.read_webview_version"), "{:?}", outcome.kept);
+    // What is left in the folder is exactly what was kept, and it validates again from disk.
+    let phone = phone_for(&app.dir).unwrap();
+    let verdicts = validate_suite(phone.catalog(), &root.join("suite")).unwrap();
+    assert_eq!(verdicts.len(), outcome.kept.len());
+    assert!(verdicts.iter().all(|(_, problems)| problems.is_empty()), "{verdicts:?}");
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn the_clock_data_becomes_an_app_with_tasks_of_every_kind() {
+    let root = tmp("clock");
+    let traces = clock();
+    let analysis = analyze(&traces);
+    let app = build(&traces, "clock", &root);
+    assert_eq!(app.package, "com.simplemobiletools.clock");
+    assert!(app.screens.len() >= 8, "{}", app.screens.len());
+    // The main activity is where the app starts: the run enters it from the launcher.
+    assert!(app.entry.contains("main"), "{}", app.entry);
+    let fidelity = measure(&app, &traces, &analysis).unwrap();
+    assert_eq!(fidelity.screens_open, app.screens.len(), "{:?}", fidelity.screens);
+    assert!(fidelity.transitions.len() >= 20);
+    assert!(fidelity.transition_share() >= 0.5, "{:?}", fidelity.transitions);
+    assert!(fidelity.mean_similarity >= 0.7, "{}", fidelity.mean_similarity);
+    // The settings screen keeps its switches as user state.
+    let phone = phone_for(&app.dir).unwrap();
+    let toggles = phone
+        .query("clock", "SELECT label, checked FROM toggles WHERE label = 'Start week on Sunday'")
+        .unwrap();
+    assert!(!toggles.is_empty());
+
+    let outcome = synthesize_tasks(&app.dir, &root.join("suite")).unwrap();
+    assert!(outcome.kept.len() >= 5, "{:?}", outcome.dropped);
+    for kind in ["open_", "read_", "toggle_"] {
+        assert!(outcome.kept.iter().any(|id| id.contains(kind)), "no {kind} task kept: {:?}", outcome.kept);
+    }
+    let text = fs::read_to_string(root.join("suite/tasks/clock_read_snooze_time.toml")).unwrap();
+    assert!(text.contains("answer = { normalized = \"10 minutes\" }"), "{text}");
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn synthesis_is_deterministic() {
+    let traces = clock();
+    let (a, b) = (tmp("det-a"), tmp("det-b"));
+    let app_a = build(&traces, "clock", &a);
+    let app_b = build(&traces, "clock", &b);
+    assert_eq!(files(&app_a.dir), files(&app_b.dir));
+    synthesize_tasks(&app_a.dir, &a.join("suite")).unwrap();
+    synthesize_tasks(&app_b.dir, &b.join("suite")).unwrap();
+    assert_eq!(files(&a.join("suite")), files(&b.join("suite")));
+    let _ = fs::remove_dir_all(&a);
+    let _ = fs::remove_dir_all(&b);
+}
+
+#[test]
+fn recorded_text_is_data_in_the_generated_app() {
+    let root = tmp("hostile");
+    // A DroidTask record whose texts look like templates, SQL and markup.
+    let nasty =
+        ["{{ 7*7 }}", "'); DROP TABLE texts; --", "</TextView><Button text=\"x\"/>", "{% for x in y %}"];
+    let state: String =
+        nasty.iter().enumerate().map(|(i, t)| format!("<p id={i}>{t}</p>\n")).collect::<String>()
+            + "<button id=4>Next</button>\n";
+    let yaml = format!(
+        "task_name: open next\nstep_num: 2\nrecords:\n- Choice: 4\n  Input: 'null'\n  State: {}\n  new_state_str: b\n  state_str: a\n- Choice: -1\n  Input: 'null'\n  State: '<p id=0>Done</p>'\n  new_state_str: c\n  state_str: b\n",
+        serde_json::to_string(&state).unwrap()
+    );
+    fs::write(root.join("t.yaml"), yaml).unwrap();
+    let read = ingest(TraceFormat::Droidtask, &[root.join("t.yaml")]);
+    assert!(read.problems.is_empty(), "{:?}", read.problems);
+    let analysis = analyze(&read.traces);
+    let options = AppOptions { id: "nasty".into(), name: None, package: Some(String::new()) };
+    let err = synthesize_app(&read.traces, &analysis, &options, &root.join("apps/nasty"));
+    // Outlines carry no package: naming none finds no page of that package.
+    assert!(err.is_err());
+    // Give the screens a package the way a caller who knows it would.
+    let mut traces = read.traces;
+    for s in &mut traces[0].screens {
+        s.package = Some("com.example.nasty".into());
+    }
+    let analysis = analyze(&traces);
+    let app = synthesize_app(
+        &traces,
+        &analysis,
+        &AppOptions { id: "nasty".into(), name: None, package: None },
+        &root.join("apps/nasty"),
+    )
+    .unwrap();
+    let mut phone = phone_for(&app.dir).unwrap();
+    phone.start_app("nasty", None, &BTreeMap::new()).unwrap();
+    let tree = phone.tree().unwrap().clone();
+    let texts: Vec<&str> = tree.iter().map(|(_, n)| n.text.as_str()).collect();
+    for t in nasty {
+        assert!(texts.contains(&t), "`{t}` not shown as it is: {texts:?}");
+    }
+    // Four hostile texts and "Next" on the first screen, "Done" on the second: all rows, none run.
+    assert_eq!(phone.query("nasty", "SELECT count(*) AS n FROM texts").unwrap()[0]["n"], 6);
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_folder_that_is_not_empty_is_refused() {
+    let root = tmp("busy");
+    let traces = qqmusic();
+    let analysis = analyze(&traces);
+    fs::create_dir_all(root.join("apps/qq")).unwrap();
+    fs::write(root.join("apps/qq/keep.txt"), "mine").unwrap();
+    let err = synthesize_app(
+        &traces,
+        &analysis,
+        &AppOptions { id: "qq".into(), name: None, package: None },
+        &root.join("apps/qq"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("not empty"), "{err}");
+    assert_eq!(fs::read_to_string(root.join("apps/qq/keep.txt")).unwrap(), "mine");
+    let err = synthesize_app(
+        &traces,
+        &analysis,
+        &AppOptions { id: "Bad Id".into(), name: None, package: None },
+        &root.join("x"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("not an app id"), "{err}");
+    let _ = fs::remove_dir_all(&root);
+}
