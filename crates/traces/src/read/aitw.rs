@@ -20,13 +20,13 @@
 //! real bounds. The detections hold no containers, ids or states, so the detail is `Outline`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use phonebench_actions::{Action, FinishStatus, Key, Point, Swipe, Target};
 use phonebench_uitree::{Bounds, Node, NodeId, TreeBuilder, UiTree};
 use serde_json::Value;
 
-use crate::limits::{MAX_VIEWS, is_real_dir, is_real_file, list_dir, read_screenshot, read_text};
+use crate::limits::{MAX_VIEWS, is_real_dir, is_real_file, read_screenshot, read_text};
 use crate::model::{
     Detail, ElementRef, Ingested, Screenshot, Trace, TraceFormat, TraceKind, TraceScreen, TraceStep,
 };
@@ -44,8 +44,7 @@ pub fn read(path: &Path) -> Ingested {
     if is_real_file(path) {
         read_file(path, &mut out);
     } else if is_real_dir(path) {
-        let mut files = Vec::new();
-        collect(path, 0, &mut files, &mut out);
+        let files = crate::read::files_under(path, &["json"], MAX_DEPTH, &mut out);
         if files.is_empty() {
             out.problem(path, "no .json files here: not Android-in-the-Zoo episodes");
         }
@@ -56,27 +55,6 @@ pub fn read(path: &Path) -> Ingested {
         out.problem(path, "not a file or folder (or a symbolic link, which is refused)");
     }
     out
-}
-
-fn collect(dir: &Path, depth: usize, files: &mut Vec<PathBuf>, out: &mut Ingested) {
-    if depth > MAX_DEPTH {
-        return out.problem(dir, format!("nested more than {MAX_DEPTH} folders deep; not read further"));
-    }
-    match list_dir(dir) {
-        Ok(entries) => {
-            for e in entries {
-                let is_json = e.extension().is_some_and(|x| x == "json");
-                if is_real_dir(&e) {
-                    collect(&e, depth + 1, files, out);
-                } else if is_json && is_real_file(&e) {
-                    files.push(e);
-                } else if is_json {
-                    out.problem(&e, "not a regular file (a symbolic link is refused); skipped");
-                }
-            }
-        }
-        Err(e) => out.problem(dir, e),
-    }
 }
 
 fn read_file(file: &Path, out: &mut Ingested) {

@@ -13,7 +13,7 @@ use std::path::Path;
 use phonebench_actions::{Action, FinishStatus, Key, Point, Target};
 use serde_yaml_ng::Value;
 
-use crate::limits::{is_real_dir, is_real_file, list_dir, read_text};
+use crate::limits::{is_real_dir, is_real_file, read_text};
 use crate::model::{Detail, ElementRef, Ingested, Trace, TraceFormat, TraceKind, TraceScreen, TraceStep};
 use crate::read::stem;
 use crate::views::{OUTLINE_ROW, OUTLINE_TOP, OUTLINE_WIDTH, OutlineElement, tree_from_outline};
@@ -24,8 +24,7 @@ pub fn read(path: &Path) -> Ingested {
     if is_real_file(path) {
         read_file(path, &mut out);
     } else if is_real_dir(path) {
-        let mut files = Vec::new();
-        collect(path, &mut files, &mut out, 0);
+        let files = crate::read::files_under(path, &["yaml", "yml"], 8, &mut out);
         if files.is_empty() {
             out.problem(path, "no .yaml files here: not DroidTask data");
         }
@@ -36,24 +35,6 @@ pub fn read(path: &Path) -> Ingested {
         out.problem(path, "not a file or folder (or a symbolic link, which is refused)");
     }
     out
-}
-
-fn collect(dir: &Path, files: &mut Vec<std::path::PathBuf>, out: &mut Ingested, depth: usize) {
-    if depth > 8 {
-        return out.problem(dir, "nested more than 8 folders deep; not read further");
-    }
-    match list_dir(dir) {
-        Ok(entries) => {
-            for e in entries {
-                if is_real_dir(&e) {
-                    collect(&e, files, out, depth + 1);
-                } else if is_real_file(&e) && e.extension().is_some_and(|x| x == "yaml" || x == "yml") {
-                    files.push(e);
-                }
-            }
-        }
-        Err(e) => out.problem(dir, e),
-    }
 }
 
 fn read_file(file: &Path, out: &mut Ingested) {

@@ -26,7 +26,7 @@ use phonebench_actions::{Action, FinishStatus, Key, Point, Swipe, Target};
 use phonebench_uitree::{Bounds, Node, NodeId, TreeBuilder, UiTree, read_xml};
 use serde_json::Value;
 
-use crate::limits::{is_real_dir, is_real_file, list_dir, read_screenshot, read_text};
+use crate::limits::{is_real_dir, is_real_file, read_screenshot, read_text};
 use crate::model::{Detail, ElementRef, Ingested, Trace, TraceFormat, TraceKind, TraceScreen, TraceStep};
 use crate::read::droidbot::split_activity;
 use crate::read::stem;
@@ -45,8 +45,13 @@ pub fn read(path: &Path) -> Ingested {
         );
         return out;
     }
-    let mut found = 0;
-    walk(path, 0, &mut out, &mut found);
+    let folders = crate::read::trace_folders(path, MAX_DEPTH, is_trace_folder, &mut out);
+    let found = folders.len();
+    for (dir, entries) in folders {
+        if let Some(trace) = read_trace(&dir, &entries, &mut out) {
+            out.traces.push(trace);
+        }
+    }
     if found == 0 {
         out.problem(path, "no LlamaTouch trace here (no eventStructs.txt, instruction.txt or 0.xml / 0.vh)");
     }
@@ -58,30 +63,6 @@ fn is_trace_folder(entries: &[PathBuf]) -> bool {
         let name = e.file_name().and_then(|n| n.to_str()).unwrap_or("");
         matches!(name, "eventStructs.txt" | "instruction.txt" | "0.xml" | "0.vh")
     })
-}
-
-fn walk(dir: &Path, depth: usize, out: &mut Ingested, found: &mut usize) {
-    let entries = match list_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) => return out.problem(dir, e),
-    };
-    if is_trace_folder(&entries) {
-        *found += 1;
-        if let Some(trace) = read_trace(dir, &entries, out) {
-            out.traces.push(trace);
-        }
-        return;
-    }
-    if depth >= MAX_DEPTH {
-        return;
-    }
-    for entry in entries {
-        if is_real_dir(&entry) {
-            walk(&entry, depth + 1, out, found);
-        } else if std::fs::symlink_metadata(&entry).is_ok_and(|m| m.file_type().is_symlink()) {
-            out.problem(&entry, "is a symbolic link (refused: it could lead outside the trace folder)");
-        }
-    }
 }
 
 /// The files of one screen.

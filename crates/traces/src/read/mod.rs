@@ -9,11 +9,12 @@ pub mod llamatouch;
 pub mod phonebench;
 pub mod sphinx;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use phonebench_actions::{Action, Point, Target};
 use phonebench_uitree::{NodeId, UiTree};
 
+use crate::limits::{is_real_dir, is_real_file, list_dir};
 use crate::model::{ElementRef, Ingested, TraceFormat};
 #[cfg(doc)]
 use crate::model::{Problem, Trace};
@@ -91,6 +92,82 @@ pub fn find_element(tree: &UiTree, target: &ElementRef) -> Option<NodeId> {
         return ids.iter().copied().find(|&i| tree.node(i).clickable && short(&tree.node(i).class) == class);
     }
     None
+}
+
+/// The trace folders under `dir` (itself included), in name order: folders whose entries
+/// `is_trace` recognises, searched at most `max_depth` folders deep; a recognised folder is not
+/// searched further. Symbolic links met on the way are reported, never followed. Returns each
+/// folder with its sorted entries.
+pub fn trace_folders(
+    dir: &Path,
+    max_depth: usize,
+    is_trace: impl Fn(&[PathBuf]) -> bool,
+    out: &mut Ingested,
+) -> Vec<(PathBuf, Vec<PathBuf>)> {
+    let mut found = Vec::new();
+    // (folder, depth), popped in name order.
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((folder, depth)) = stack.pop() {
+        let entries = match list_dir(&folder) {
+            Ok(entries) => entries,
+            Err(e) => {
+                out.problem(&folder, e);
+                continue;
+            }
+        };
+        if is_trace(&entries) {
+            found.push((folder, entries));
+            continue;
+        }
+        if depth >= max_depth {
+            continue;
+        }
+        for entry in entries.into_iter().rev() {
+            if is_real_dir(&entry) {
+                stack.push((entry, depth + 1));
+            } else if is_symlink(&entry) {
+                out.problem(&entry, "is a symbolic link (refused: it could lead outside the data folder)");
+            }
+        }
+    }
+    found
+}
+
+/// The files under `dir` whose extension is one of `extensions`, in name order, searched at most
+/// `max_depth` folders deep. A matching name that is not a regular file (a symbolic link, a
+/// FIFO) is reported and skipped, as is a folder deeper than the limit.
+pub fn files_under(dir: &Path, extensions: &[&str], max_depth: usize, out: &mut Ingested) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((folder, depth)) = stack.pop() {
+        if depth > max_depth {
+            out.problem(&folder, format!("nested more than {max_depth} folders deep; not read further"));
+            continue;
+        }
+        let entries = match list_dir(&folder) {
+            Ok(entries) => entries,
+            Err(e) => {
+                out.problem(&folder, e);
+                continue;
+            }
+        };
+        for entry in entries.into_iter().rev() {
+            let matches = entry.extension().and_then(|x| x.to_str()).is_some_and(|x| extensions.contains(&x));
+            if is_real_dir(&entry) {
+                stack.push((entry, depth + 1));
+            } else if matches && is_real_file(&entry) {
+                files.push(entry);
+            } else if matches {
+                out.problem(&entry, "not a regular file (a symbolic link is refused); skipped");
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 /// The name of a file or folder for a trace (its last component).

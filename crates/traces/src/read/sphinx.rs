@@ -22,7 +22,7 @@ use phonebench_actions::{Action, Direction, FinishStatus, Key, Point, Swipe, Tar
 use phonebench_uitree::{Bounds, UiTree, read_xml};
 use serde_json::{Map, Value};
 
-use crate::limits::{is_real_dir, is_real_file, list_dir, read_screenshot, read_text};
+use crate::limits::{is_real_dir, is_real_file, read_screenshot, read_text};
 use crate::model::{Detail, ElementRef, Ingested, Trace, TraceFormat, TraceKind, TraceScreen, TraceStep};
 use crate::read::find_element;
 
@@ -39,36 +39,22 @@ pub fn read(path: &Path) -> Ingested {
         );
         return out;
     }
-    let mut found = 0;
-    walk(path, 0, &mut out, &mut found);
+    let folders = crate::read::trace_folders(
+        path,
+        MAX_DEPTH,
+        |entries: &[PathBuf]| entries.iter().any(|e| e.file_name().is_some_and(|n| n == "meta.json")),
+        &mut out,
+    );
+    let found = folders.len();
+    for (dir, entries) in folders {
+        if let Some(trace) = read_trajectory(&dir, &entries, &mut out) {
+            out.traces.push(trace);
+        }
+    }
     if found == 0 {
         out.problem(path, "no SPHINX trajectory here (no folder with meta.json)");
     }
     out
-}
-
-fn walk(dir: &Path, depth: usize, out: &mut Ingested, found: &mut usize) {
-    let entries = match list_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) => return out.problem(dir, e),
-    };
-    if entries.iter().any(|e| e.file_name().is_some_and(|n| n == "meta.json")) {
-        *found += 1;
-        if let Some(trace) = read_trajectory(dir, &entries, out) {
-            out.traces.push(trace);
-        }
-        return;
-    }
-    if depth >= MAX_DEPTH {
-        return;
-    }
-    for entry in entries {
-        if is_real_dir(&entry) {
-            walk(&entry, depth + 1, out, found);
-        } else if std::fs::symlink_metadata(&entry).is_ok_and(|m| m.file_type().is_symlink()) {
-            out.problem(&entry, "is a symbolic link (refused: it could lead outside the data folder)");
-        }
-    }
 }
 
 fn read_json(file: &Path) -> Result<Value, String> {
