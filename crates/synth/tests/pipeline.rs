@@ -155,24 +155,28 @@ fn recorded_text_is_data_in_the_generated_app() {
     fs::write(root.join("t.yaml"), yaml).unwrap();
     let read = ingest(TraceFormat::Droidtask, &[root.join("t.yaml")]);
     assert!(read.problems.is_empty(), "{:?}", read.problems);
+    // Outlines name no package: the app gets one of ours.
     let analysis = analyze(&read.traces);
-    let options = AppOptions { id: "nasty".into(), name: None, package: Some(String::new()) };
-    let err = synthesize_app(&read.traces, &analysis, &options, &root.join("apps/nasty"));
-    // Outlines carry no package: naming none finds no page of that package.
-    assert!(err.is_err());
-    // Give the screens a package the way a caller who knows it would.
-    let mut traces = read.traces;
+    let options = AppOptions { id: "nasty".into(), name: None, package: None };
+    let app = synthesize_app(&read.traces, &analysis, &options, &root.join("apps/nasty")).unwrap();
+    assert_eq!(app.package, "phonebench.generated.nasty");
+    // A recorded package that is no package name (here one trying to add a manifest key) is
+    // not written into the manifest either.
+    let mut traces = read.traces.clone();
     for s in &mut traces[0].screens {
-        s.package = Some("com.example.nasty".into());
+        s.package = Some("x\"\nboot = \"evil".into());
     }
-    let analysis = analyze(&traces);
-    let app = synthesize_app(
+    let analysis2 = analyze(&traces);
+    let other = synthesize_app(
         &traces,
-        &analysis,
-        &AppOptions { id: "nasty".into(), name: None, package: None },
-        &root.join("apps/nasty"),
+        &analysis2,
+        &AppOptions { id: "nasty2".into(), name: None, package: None },
+        &root.join("apps/nasty2"),
     )
     .unwrap();
+    assert_eq!(other.package, "phonebench.generated.nasty2");
+    assert!(!fs::read_to_string(other.dir.join("app.toml")).unwrap().contains("evil"));
+    phone_for(&other.dir).unwrap();
     let mut phone = phone_for(&app.dir).unwrap();
     phone.start_app("nasty", None, &BTreeMap::new()).unwrap();
     let tree = phone.tree().unwrap().clone();
