@@ -534,7 +534,7 @@ pub fn synthesize_app(
             "id": format!("{name}"),
             "screen": name,
             "title": page.title,
-            "body": body.join(" \u{2022} "),
+            "body": body.join(" \u{2022} ").replace('\n', " "),
         });
         content.push_str(&doc.to_string());
         content.push('\n');
@@ -1053,7 +1053,7 @@ impl ScreenWriter<'_> {
                                         "id": format!("{}#{pos}", l.name),
                                         "screen": self.name,
                                         "title": texts.first().copied().unwrap_or(""),
-                                        "body": texts.get(1..).map(|t| t.join(" \u{2022} ")).unwrap_or_default(),
+                                        "body": texts.get(1..).map(|t| t.join(" \u{2022} ").replace('\n', " ")).unwrap_or_default(),
                                     }));
                                     let mut cols = Vec::new();
                                     for i in 0..MAX_ROW_SLOTS {

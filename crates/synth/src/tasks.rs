@@ -433,7 +433,7 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
             toml: render_task(&TaskText {
                 id,
                 goal: format!(
-                    "In {label}, what is shown for \u{201c}{l}\u{201d}? Answer with the value only."
+                    "In {label}, what is shown with \u{201c}{l}\u{201d}? Answer with that value only."
                 ),
                 category: "retrieval",
                 app,

@@ -217,3 +217,46 @@ fn a_folder_that_is_not_empty_is_refused() {
     assert!(err.contains("not an app id"), "{err}");
     let _ = fs::remove_dir_all(&root);
 }
+
+#[test]
+fn a_recorded_search_field_searches_the_rebuilt_content() {
+    let root = tmp("search");
+    // DroidTask's Contacts tasks start on a list with a search field (`<input>Search</input>`).
+    let read = ingest(TraceFormat::Droidtask, &[shared("realdata/droidtask/user_tasks/contacts")]);
+    assert!(read.problems.is_empty(), "{:?}", read.problems);
+    let analysis = analyze(&read.traces);
+    let options = AppOptions { id: "contacts".into(), name: None, package: None };
+    let app = synthesize_app(&read.traces, &analysis, &options, &root.join("apps/contacts")).unwrap();
+    assert!(app.dir.join("screens/search_results.xml").is_file());
+    let mut phone = phone_for(&app.dir).unwrap();
+    phone.start_app("contacts", None, &BTreeMap::new()).unwrap();
+    let tree = phone.tree().unwrap().clone();
+    let field = tree.iter().find(|(_, n)| n.is_editable()).map(|(id, _)| id).unwrap();
+    let (x, y) = tree.node(field).bounds.center();
+    let typed = phonebench_actions::Action::Type {
+        text: "Classmates".into(),
+        target: Some(phonebench_actions::Target::Point(phonebench_actions::Point { x, y })),
+        clear: true,
+        enter: true,
+    };
+    phone.apply(&typed).unwrap();
+    assert_eq!(phone.current_screen().unwrap().1, "search_results");
+    let tree = phone.tree().unwrap().clone();
+    let titles: Vec<String> = tree
+        .iter()
+        .filter(|(_, n)| n.resource_id.ends_with("/result_title"))
+        .map(|(_, n)| n.text.clone())
+        .collect();
+    assert_eq!(titles.first().map(String::as_str), Some("Classmates"), "{titles:?}");
+    // The hit opens the page it came from.
+    let hit = tree.iter().find(|(_, n)| n.resource_id.ends_with("/result_row")).map(|(id, _)| id).unwrap();
+    let (x, y) = tree.node(hit).bounds.center();
+    phone
+        .apply(&phonebench_actions::Action::Tap {
+            target: phonebench_actions::Target::Point(phonebench_actions::Point { x, y }),
+        })
+        .unwrap();
+    let screen = phone.current_screen().unwrap().1.to_string();
+    assert!(screen.contains("classmates"), "{screen}");
+    let _ = fs::remove_dir_all(&root);
+}

@@ -61,7 +61,7 @@ fn read_records(file: &Path) -> Result<Option<Trace>, String> {
     let mut screens: Vec<TraceScreen> = Vec::new();
     let mut keys: Vec<Vec<String>> = Vec::new();
     let mut steps = Vec::new();
-    let mut pending: Vec<(usize, Option<String>)> = Vec::new(); // (step, new_state_str)
+    let mut pending: Vec<usize> = Vec::new(); // steps waiting for the screen that followed
     for (i, record) in records.iter().enumerate() {
         let where_ = format!("record {}", i + 1);
         let state =
@@ -92,16 +92,12 @@ fn read_records(file: &Path) -> Result<Option<Trace>, String> {
                 screens.len() - 1
             }
         };
-        // The previous step led here when its new state is one of this record's.
-        for (step, new_state) in pending.drain(..) {
-            let arrived = match &new_state {
-                Some(n) => keys[from].contains(n),
-                None => true,
-            };
-            if arrived {
-                let s: &mut TraceStep = &mut steps[step];
-                s.to = Some(from);
-            }
+        // Records are consecutive: the previous step led here. (`new_state_str` often is not
+        // among the next record's `state_str` hashes, which AutoDroid computes differently, so
+        // it cannot decide this.)
+        for step in pending.drain(..) {
+            let s: &mut TraceStep = &mut steps[step];
+            s.to = Some(from);
         }
         let choice = match record.get("Choice") {
             Some(Value::Number(n)) => n.as_i64().ok_or(format!("{where_}: `Choice` is not an integer"))?,
@@ -149,8 +145,7 @@ fn read_records(file: &Path) -> Result<Option<Trace>, String> {
         } else {
             Action::Tap { target: Target::Point(Point { x, y }) }
         };
-        let new_state = record.get("new_state_str").and_then(Value::as_str).map(str::to_string);
-        pending.push((steps.len(), new_state));
+        pending.push(steps.len());
         steps.push(TraceStep { from, to: None, action, target: Some(element), raw });
     }
     if screens.is_empty() {
