@@ -54,6 +54,31 @@ pub struct Reached {
     pub path: Vec<PathStep>,
     /// Its tree.
     pub tree: UiTree,
+    /// The screen scrolled down once, twice, … (while the tree changes, at most
+    /// [`MAX_SCROLLS`] times): what a long screen shows further down.
+    pub scrolled: Vec<UiTree>,
+}
+
+/// Most scrolls down a screen's content is read through.
+pub const MAX_SCROLLS: usize = 8;
+
+/// The trees of the screen in front scrolled down, until nothing changes.
+fn scroll_down(phone: &mut Phone) -> Result<Vec<UiTree>, SynthError> {
+    let mut trees = Vec::new();
+    let mut last = phone.tree().map_err(|e| SynthError::Load(e.to_string()))?.clone();
+    for _ in 0..MAX_SCROLLS {
+        let scroll = Action::Scroll { direction: phonebench_actions::Direction::Down, target: None };
+        if phone.apply(&scroll).is_err() {
+            break;
+        }
+        let tree = phone.tree().map_err(|e| SynthError::Load(e.to_string()))?.clone();
+        if tree == last {
+            break;
+        }
+        trees.push(tree.clone());
+        last = tree;
+    }
+    Ok(trees)
 }
 
 /// A proposed task.
@@ -201,7 +226,8 @@ pub fn explore(phone: &mut Phone, app: &str) -> Result<(Vec<Reached>, usize), Sy
     if let Some(message) = crash_message(&tree) {
         return Err(SynthError::Load(format!("the entry screen `{entry}` fails: {message}")));
     }
-    let mut reached = vec![Reached { screen: entry.clone(), path: Vec::new(), tree }];
+    let scrolled = scroll_down(phone)?;
+    let mut reached = vec![Reached { screen: entry.clone(), path: Vec::new(), tree, scrolled }];
     let mut seen: BTreeSet<String> = BTreeSet::from([entry]);
     let mut queue = VecDeque::from([0usize]);
     let mut taps = 0;
@@ -242,7 +268,8 @@ pub fn explore(phone: &mut Phone, app: &str) -> Result<(Vec<Reached>, usize), Sy
                 continue;
             }
             seen.insert(screen.clone());
-            reached.push(Reached { screen, path, tree });
+            let scrolled = scroll_down(phone)?;
+            reached.push(Reached { screen, path, tree, scrolled });
             queue.push_back(reached.len() - 1);
         }
     }
@@ -353,6 +380,15 @@ fn slug(text: &str) -> String {
     s.trim_end_matches('_').to_string()
 }
 
+/// At most `max` of `items`, evenly spread over them (first and last included), so that a long
+/// screen's rows are asked about from top to bottom rather than only the first ones.
+fn spread<T: Copy>(items: &[T], max: usize) -> Vec<T> {
+    if items.len() <= max || max < 2 {
+        return items.iter().take(max).copied().collect();
+    }
+    (0..max).map(|k| items[k * (items.len() - 1) / (max - 1)]).collect()
+}
+
 /// Values typed into fields: plain, distinct from anything a random agent types.
 const FIELD_VALUES: [&str; 6] =
     ["Blue Heron", "Quarterly review", "Maple Street 42", "phonebench", "Ada Lovelace", "Harbor lights"];
@@ -406,25 +442,43 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
         });
     }
     // Retrieval: labels shown once in the whole app.
-    let mut label_count: BTreeMap<String, usize> = BTreeMap::new();
-    let all_pairs: Vec<(usize, (String, String))> = reached
-        .iter()
-        .enumerate()
-        .flat_map(|(i, r)| pairs(&r.tree).into_iter().map(move |p| (i, p)))
-        .collect();
-    for (_, (l, _)) in &all_pairs {
-        *label_count.entry(l.to_lowercase()).or_default() += 1;
+    // (screen, whether the pair is only seen scrolled down, pair).
+    let mut all_pairs: Vec<(usize, bool, (String, String))> = Vec::new();
+    for (i, r) in reached.iter().enumerate() {
+        // A pair seen on the screen as it opens is not asked again from a scrolled view (each
+        // view repeats what stays on screen); a label shown twice on a screen with two values
+        // still counts both.
+        let first: Vec<(String, String)> = pairs(&r.tree);
+        for p in &first {
+            all_pairs.push((i, false, p.clone()));
+        }
+        let mut seen_scrolled: BTreeSet<(String, String)> = first.into_iter().collect();
+        for tree in &r.scrolled {
+            for p in pairs(tree) {
+                if seen_scrolled.insert(p.clone()) {
+                    all_pairs.push((i, true, p));
+                }
+            }
+        }
+    }
+    // A label is asked about only when everywhere it is shown, it is shown with the same value
+    // (two recordings of one settings screen agree; two rows "Total" with different sums do not).
+    let mut values_of: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (_, _, (l, v)) in &all_pairs {
+        values_of.entry(l.to_lowercase()).or_default().insert(v.to_lowercase());
     }
     let mut asked = BTreeSet::new();
-    for (i, (l, v)) in &all_pairs {
-        if asked.len() >= MAX_PER_KIND {
-            break;
-        }
-        if label_count[&l.to_lowercase()] != 1 || !asked.insert(l.to_lowercase()) {
-            continue;
-        }
+    let eligible: Vec<&(usize, bool, (String, String))> = all_pairs
+        .iter()
+        .filter(|(_, _, (l, _))| values_of[&l.to_lowercase()].len() == 1 && asked.insert(l.to_lowercase()))
+        .collect();
+    for (i, below, (l, v)) in spread(&eligible, MAX_PER_KIND) {
         let r = &reached[*i];
         let mut reference = path_lines(r);
+        if *below {
+            // Further down: scroll until the label is on screen, as a person would.
+            reference.push(format!("scroll_to ~{}", quote(l)));
+        }
         reference.push(format!("answer {}", quote(v)));
         let id = format!("{app}.read_{}", slug(l));
         out.push(Proposal {

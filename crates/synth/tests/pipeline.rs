@@ -83,10 +83,24 @@ fn qqmusic_becomes_an_app_with_tasks_that_validate() {
     let outcome = synthesize_tasks(&app.dir, &root.join("suite")).unwrap();
     assert_eq!(outcome.screens_reached, 3);
     assert!(outcome.kept.len() >= 5, "kept {:?}, dropped {:?}", outcome.kept, outcome.dropped);
-    // The About dialog's values are asked: its version line is a retrieval task.
-    assert!(outcome.kept.iter().any(|id| id == "qqmusic.read_webview_version"), "{:?}", outcome.kept);
-    // What is left in the folder is exactly what was kept, and it validates again from disk.
+    // The About dialog's `key : value` lines are asked about, and every answer is grounded:
+    // it is recorded text of the app.
+    let reads: Vec<&String> = outcome.kept.iter().filter(|id| id.starts_with("qqmusic.read_")).collect();
+    assert!(reads.len() >= 10, "{:?}", outcome.kept);
     let phone = phone_for(&app.dir).unwrap();
+    let texts: Vec<String> = phone
+        .query("qqmusic", "SELECT text FROM texts")
+        .unwrap()
+        .iter()
+        .map(|r| r["text"].as_str().unwrap().to_string())
+        .collect();
+    for id in reads {
+        let file = root.join("suite/tasks").join(format!("{}.toml", id.replace('.', "_")));
+        let task = fs::read_to_string(&file).unwrap();
+        let answer = task.split("normalized = \"").nth(1).and_then(|r| r.split('"').next()).unwrap();
+        assert!(texts.iter().any(|t| t.contains(answer)), "{id}: `{answer}` is not recorded text");
+    }
+    // What is left in the folder is exactly what was kept, and it validates again from disk.
     let verdicts = validate_suite(phone.catalog(), &root.join("suite")).unwrap();
     assert_eq!(verdicts.len(), outcome.kept.len());
     assert!(verdicts.iter().all(|(_, problems)| problems.is_empty()), "{verdicts:?}");
@@ -258,5 +272,35 @@ fn a_recorded_search_field_searches_the_rebuilt_content() {
         .unwrap();
     let screen = phone.current_screen().unwrap().1.to_string();
     assert!(screen.contains("classmates"), "{screen}");
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn values_further_down_a_long_screen_are_asked_with_a_scroll() {
+    let root = tmp("long");
+    // One recorded screen of 40 settings rows ("Setting N" over its value), then a detail.
+    let rows: String =
+        (0..40).map(|i| format!("<button id={i}>Setting {i}<br>Value {i}</button>\n")).collect();
+    let yaml = format!(
+        "task_name: open the first setting\nstep_num: 2\nrecords:\n- Choice: 0\n  Input: 'null'\n  State: {}\n  new_state_str: b\n  state_str: a\n- Choice: -1\n  Input: 'null'\n  State: '<p id=0>Detail</p>'\n  new_state_str: c\n  state_str: b\n",
+        serde_json::to_string(&rows).unwrap()
+    );
+    fs::write(root.join("long.yaml"), yaml).unwrap();
+    let read = ingest(TraceFormat::Droidtask, &[root.join("long.yaml")]);
+    let analysis = analyze(&read.traces);
+    let app = synthesize_app(
+        &read.traces,
+        &analysis,
+        &AppOptions { id: "long".into(), name: None, package: None },
+        &root.join("apps/long"),
+    )
+    .unwrap();
+    let outcome = synthesize_tasks(&app.dir, &root.join("suite")).unwrap();
+    let text = fs::read_to_string(root.join("suite/tasks/long_read_setting_39.toml")).unwrap_or_else(|e| {
+        panic!("no task about the last row ({e}): kept {:?}, dropped {:?}", outcome.kept, outcome.dropped)
+    });
+    assert!(text.contains(r#""scroll_to ~\"Setting 39\"","#), "{text}");
+    assert!(text.contains("normalized = \"Value 39\""), "{text}");
+    assert!(outcome.kept.iter().any(|k| k == "long.read_setting_39"));
     let _ = fs::remove_dir_all(&root);
 }
