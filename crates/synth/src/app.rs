@@ -170,8 +170,22 @@ fn screen_name(id: &str, title: &str) -> String {
 }
 
 /// SQL string literal.
+/// SQL string literal of recorded text (control characters other than line breaks and tabs
+/// dropped: a NUL would cut the seed's statement short).
 fn sql_str(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
+    let clean: String = s.chars().filter(|c| !c.is_control() || matches!(c, '\n' | '\t')).collect();
+    format!("'{}'", clean.replace('\'', "''"))
+}
+
+/// Whether recorded `class` can be kept with `class=` (the layout accepts Java class names only).
+fn is_class_name(class: &str) -> bool {
+    !class.is_empty()
+        && class.len() <= 200
+        && class.split(['.', '$']).all(|part| {
+            let mut chars = part.chars();
+            chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
 }
 
 /// XML attribute value (the template's output is XML; literal text in templates is escaped
@@ -616,7 +630,7 @@ fn extra_element(element: &ElementRef, action: &str, indent: usize) -> String {
     let text = element.text.trim();
     let mut attrs = String::new();
     let tag = if text.is_empty() { "ImageButton" } else { "Button" };
-    if !element.class.is_empty() {
+    if is_class_name(&element.class) {
         let _ = write!(attrs, " class=\"{}\"", xml_attr(&element.class));
     }
     if !element.resource_id.is_empty() && element.resource_id.contains(":id/") {
@@ -836,7 +850,7 @@ impl ScreenWriter<'_> {
                         };
                     }
                     let mut attrs = String::new();
-                    if node.class != tag_class && !node.class.is_empty() {
+                    if node.class != tag_class && is_class_name(&node.class) {
                         let _ = write!(attrs, " class=\"{}\"", xml_attr(&node.class));
                     }
                     let rid = node.resource_id.as_str();
@@ -1131,5 +1145,26 @@ impl ScreenWriter<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_text_and_classes_are_made_safe_for_the_package() {
+        assert_eq!(sql_str("it's\0 ok\n"), "'it''s ok\n'");
+        assert!(is_class_name("androidx.appcompat.widget.AppCompatTextView"));
+        assert!(is_class_name("com.x.Outer$Inner"));
+        for bad in ["", "a b", "1abc", "a..b", "x\"y", "a.b-c"] {
+            assert!(!is_class_name(bad), "{bad:?}");
+        }
+        assert_eq!(
+            xml_attr("{{ x }} <a & \"b\">"),
+            "&#123;&#123; x &#125;&#125; &lt;a &amp; &quot;b&quot;&gt;"
+        );
+        assert_eq!(screen_name("p7", "Settings & more!"), "p7_settings_more");
+        assert_eq!(screen_name("p8", "設定"), "p8");
     }
 }
