@@ -377,8 +377,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::SynthesizeApp(args) => {
-            traces::run_synthesize_app(&args)?;
-            Ok(ExitCode::SUCCESS)
+            let all_open = traces::run_synthesize_app(&args)?;
+            Ok(if all_open { ExitCode::SUCCESS } else { ExitCode::from(EXIT_REJECTED) })
         }
         Command::SynthesizeTasks(args) => {
             traces::run_synthesize_tasks(&args)?;

@@ -83,6 +83,31 @@ pub fn run_ingest(args: &IngestArgs) -> Result<usize> {
     Ok(ingested.problems.len())
 }
 
+/// Refuses to write the HTML view over the database it was made from, or over any existing
+/// file that is not an HTML page (a mistyped `--html results.sqlite` must not destroy data).
+fn refuse_overwrite(html: &std::path::Path, db: &std::path::Path) -> Result<()> {
+    let same = match (std::fs::canonicalize(html), std::fs::canonicalize(db)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        anyhow::bail!("--html {} is the traces database itself: choose another file", html.display());
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(html) {
+        let mut head = [0u8; 15];
+        let is_html = meta.is_file()
+            && std::fs::File::open(html).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).is_ok()
+            && head.eq_ignore_ascii_case(b"<!DOCTYPE html>");
+        if !is_html && meta.len() > 0 {
+            anyhow::bail!(
+                "--html {} exists and is not an HTML page: refused (choose another file)",
+                html.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// `phonebench analyze`.
 #[derive(clap::Args, Debug)]
 pub struct AnalyzeArgs {
@@ -102,6 +127,7 @@ pub fn run_analyze(args: &AnalyzeArgs) -> Result<()> {
     let traces = db.traces()?;
     let analysis = phonebench_traces::analyze(&traces);
     if let Some(path) = &args.html {
+        refuse_overwrite(path, &args.db)?;
         let html = phonebench_traces::html::render(&traces, &analysis);
         std::fs::write(path, html).with_context(|| format!("writing {}", path.display()))?;
     }
@@ -182,8 +208,9 @@ pub struct SynthesizeAppArgs {
     pub json: bool,
 }
 
-/// Writes the package, loads it, measures fidelity and prints it.
-pub fn run_synthesize_app(args: &SynthesizeAppArgs) -> Result<()> {
+/// Writes the package, loads it, measures fidelity and prints it. Returns whether every
+/// screen opens (a screen that does not is reported, and the command exits 2).
+pub fn run_synthesize_app(args: &SynthesizeAppArgs) -> Result<bool> {
     let db = TraceDb::open(&args.db)?;
     let traces = db.traces()?;
     let analysis = phonebench_traces::analyze(&traces);
@@ -198,9 +225,10 @@ pub fn run_synthesize_app(args: &SynthesizeAppArgs) -> Result<()> {
     let options = phonebench_synth::AppOptions { id, name: args.name.clone(), package: args.package.clone() };
     let app = phonebench_synth::synthesize_app(&traces, &analysis, &options, &args.out)?;
     let fidelity = phonebench_synth::fidelity::measure(&app, &traces, &analysis)?;
+    let all_open = fidelity.screens_open == fidelity.screens.len();
     if args.json {
         out!("{}", serde_json::json!({ "app": app, "fidelity": fidelity }))?;
-        return Ok(());
+        return Ok(all_open);
     }
     out!("{:<32} {:<9} {:>6} {:>6} {:>6}  {}", "screen", "type", "texts", "lists", "links", "similarity")?;
     for (s, f) in app.screens.iter().zip(&fidelity.screens) {
@@ -213,6 +241,10 @@ pub fn run_synthesize_app(args: &SynthesizeAppArgs) -> Result<()> {
             s.transitions,
             match &f.error {
                 Some(e) => format!("does not open: {e}"),
+                None if s.dropped > 0 => format!(
+                    "{:.2} ({} recorded elements left out: deeper or more than a screen holds)",
+                    f.similarity, s.dropped
+                ),
                 None => format!("{:.2}", f.similarity),
             }
         )?;
@@ -234,7 +266,14 @@ pub fn run_synthesize_app(args: &SynthesizeAppArgs) -> Result<()> {
         100.0 * fidelity.transition_share(),
         fidelity.not_replayable
     )?;
-    Ok(())
+    if !all_open {
+        eprintln!(
+            "error: {} of {} screens do not open (above); the package is written but will show them as crashed",
+            fidelity.screens.len() - fidelity.screens_open,
+            fidelity.screens.len()
+        );
+    }
+    Ok(all_open)
 }
 
 /// `phonebench synthesize-tasks`.

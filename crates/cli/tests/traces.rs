@@ -108,3 +108,83 @@ fn bad_inputs_get_clear_errors() {
     assert!(!stderr.contains("panicked"));
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn user_mistakes_never_destroy_data() {
+    let dir = tmp("mistakes");
+    let db = dir.join("t.db");
+    let (code, _, stderr) = run(common::bin(&dir)
+        .args(["ingest", "droidbot"])
+        .arg(shared("realdata/droidbot_utg/qqmusic_small"))
+        .arg("--out")
+        .arg(&db));
+    assert_eq!(code, 0, "{stderr}");
+    let before = fs::read(&db).unwrap();
+    // --html pointed at the database itself, or at some other file, is refused.
+    let (code, _, stderr) = run(common::bin(&dir).arg("analyze").arg(&db).arg("--html").arg(&db));
+    assert_ne!(code, 0);
+    assert!(stderr.contains("database itself"), "{stderr}");
+    assert_eq!(fs::read(&db).unwrap(), before);
+    fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let (code, _, stderr) =
+        run(common::bin(&dir).arg("analyze").arg(&db).arg("--html").arg(dir.join("notes.txt")));
+    assert_ne!(code, 0);
+    assert!(stderr.contains("not an HTML page"), "{stderr}");
+    assert_eq!(fs::read_to_string(dir.join("notes.txt")).unwrap(), "mine");
+    // Ingesting into another tool's SQLite database is refused before anything is written.
+    let foreign = dir.join("results.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&foreign).unwrap();
+        conn.execute_batch("CREATE TABLE episodes (key TEXT); INSERT INTO episodes VALUES ('a');").unwrap();
+    }
+    let foreign_before = fs::read(&foreign).unwrap();
+    let (code, _, stderr) = run(common::bin(&dir)
+        .args(["ingest", "droidbot"])
+        .arg(shared("realdata/droidbot_utg/qqmusic_small"))
+        .arg("--out")
+        .arg(&foreign));
+    assert_ne!(code, 0);
+    assert!(stderr.contains("something else"), "{stderr}");
+    assert_eq!(fs::read(&foreign).unwrap(), foreign_before);
+    // The same folder named another way is the same trace: stored once.
+    let dotted = format!("{}/.", shared("realdata/droidbot_utg/qqmusic_small").display());
+    let (code, stdout, stderr) =
+        run(common::bin(&dir).args(["ingest", "droidbot", &dotted]).arg("--out").arg(&db));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let traces: i64 = conn.query_row("SELECT count(*) FROM traces", [], |r| r.get(0)).unwrap();
+    assert_eq!(traces, 1);
+    // A second app with an id already beside it is refused (the folder would stop loading).
+    let apps = dir.join("apps");
+    let (code, _, stderr) =
+        run(common::bin(&dir).arg("synthesize-app").arg(&db).arg("--out").arg(apps.join("qq")));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(common::bin(&dir)
+        .arg("synthesize-app")
+        .arg(&db)
+        .arg("--out")
+        .arg(apps.join("other"))
+        .args(["--id", "qq"]));
+    assert_ne!(code, 0);
+    assert!(stderr.contains("already holds an app with id `qq`"), "{stderr}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn hostile_files_are_refused_quickly_and_reported_briefly() {
+    let dir = tmp("hostile");
+    let data = dir.join("episodes");
+    fs::create_dir_all(&data).unwrap();
+    // Nested 100,000 deep: refused before parsing.
+    fs::write(data.join("deep.json"), "[".repeat(100_000)).unwrap();
+    // 50,000 entries that are not steps: one problem line per entry would flood the terminal.
+    fs::write(data.join("many.json"), format!("[{}{{}}]", "{},".repeat(49_999))).unwrap();
+    let (code, _, stderr) =
+        run(common::bin(&dir).args(["ingest", "aitw"]).arg(&data).arg("--out").arg(dir.join("t.db")));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("deep.json: line 1: nested more than 128 levels deep"), "{stderr}");
+    let many: Vec<&str> = stderr.lines().filter(|l| l.contains("many.json")).collect();
+    assert!(many.len() <= 21, "{} lines about many.json", many.len());
+    assert!(many.iter().any(|l| l.contains("more problems in this file are not listed")), "{stderr}");
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -30,6 +30,15 @@ use serde::Serialize;
 
 use crate::SynthError;
 
+/// Deepest nesting written into a screen (the phone's layout allows 64; the loop and the
+/// root take some).
+pub const MAX_DEPTH: usize = 56;
+/// Most recorded elements written into one screen (the phone's layout allows 20,000 views).
+pub const MAX_ELEMENTS: usize = 15_000;
+
+/// Most rows of one recorded list stored (each row is several views on the screen).
+pub const MAX_LIST_ROWS: usize = 500;
+
 /// Most text columns a list row may have to be stored as a row (more: the list stays as it is).
 pub const MAX_ROW_SLOTS: usize = 8;
 
@@ -60,6 +69,9 @@ pub struct SynthScreen {
     pub representative: ScreenRef,
     /// Text slots moved into `texts`.
     pub texts: usize,
+    /// Recorded elements left out because the screen nests deeper or holds more than the
+    /// phone renders ([`MAX_DEPTH`], [`MAX_ELEMENTS`]).
+    pub dropped: usize,
     /// Lists moved into `rows` (and their row counts).
     pub lists: Vec<usize>,
     /// Elements given a transition.
@@ -386,15 +398,32 @@ pub fn synthesize_app(
     options: &AppOptions,
     out: &Path,
 ) -> Result<SynthApp, SynthError> {
-    if !phonebench_apps::actions::is_identifier(&options.id)
-        || options.id.chars().any(|c| c.is_ascii_uppercase())
-    {
+    let id_ok = options.id.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && options.id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && options.id.len() <= 64;
+    if !id_ok {
         return Err(SynthError::Input(format!(
-            "`{}` is not an app id (lowercase letters, digits, _)",
+            "`{}` is not an app id (a lowercase letter, then lowercase letters, digits and _)",
             options.id
         )));
     }
-    // Traces whose screens name no package (AITW's OCR outlines) give an app of every page
+    // Another package beside the new one with the same id would make the folder unloadable.
+    if let Some(parent) = out.parent().filter(|p| p.is_dir()) {
+        for entry in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+            let manifest = entry.path().join("app.toml");
+            if entry.path() == out || !manifest.is_file() {
+                continue;
+            }
+            let text = std::fs::read_to_string(&manifest).unwrap_or_default();
+            if text.lines().any(|l| l.replace(' ', "") == format!("id=\"{}\"", options.id)) {
+                return Err(SynthError::Input(format!(
+                    "{} already holds an app with id `{}`: choose another --id",
+                    entry.path().display(),
+                    options.id
+                )));
+            }
+        }
+    } // Traces whose screens name no package (AITW's OCR outlines) give an app of every page
     // that is not a launcher, under a package of our own.
     let package = match &options.package {
         Some(p) => p.clone(),
@@ -411,10 +440,24 @@ pub fn synthesize_app(
     };
     let pages = app_pages(analysis, &package);
     if pages.is_empty() {
-        let known: BTreeSet<&str> = analysis.pages.iter().filter_map(|p| p.package.as_deref()).collect();
+        let known: BTreeSet<&str> = analysis
+            .pages
+            .iter()
+            .filter(|p| p.kind != PageType::Launcher)
+            .filter_map(|p| p.package.as_deref())
+            .collect();
+        let launcher = analysis
+            .pages
+            .iter()
+            .any(|p| p.kind == PageType::Launcher && p.package.as_deref() == Some(&package));
         return Err(SynthError::Input(format!(
-            "no page of package `{package}` in the traces (packages: {})",
-            known.into_iter().collect::<Vec<_>>().join(", ")
+            "no app page of package `{package}` in the traces{} (packages with app pages: {})",
+            if launcher { " (its pages are launcher screens, which are the phone's)" } else { "" },
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.into_iter().collect::<Vec<_>>().join(", ")
+            }
         )));
     }
     let names: HashMap<usize, String> =
@@ -539,10 +582,12 @@ pub fn synthesize_app(
             transitions: 0,
             has_search: &mut has_search,
             fields: 0,
+            emitted: 0,
+            dropped: 0,
             row_docs: Vec::new(),
         };
         writer.write()?;
-        let ScreenWriter { out: template, texts, lists, transitions: wired, row_docs, .. } = writer;
+        let ScreenWriter { out: template, texts, lists, transitions: wired, row_docs, dropped, .. } = writer;
         let body: Vec<String> = texts.iter().map(|(_, t)| t.clone()).collect();
         let doc = serde_json::json!({
             "id": format!("{name}"),
@@ -566,6 +611,7 @@ pub fn synthesize_app(
             texts: texts.len(),
             lists: lists.iter().map(|(_, n)| *n).collect(),
             transitions: wired,
+            dropped,
         });
     }
 
@@ -734,6 +780,10 @@ struct ScreenWriter<'a> {
     fields: usize,
     /// Search documents for the list rows.
     row_docs: Vec<serde_json::Value>,
+    /// Elements written so far.
+    emitted: usize,
+    /// Recorded elements left out (too deep, too many).
+    dropped: usize,
 }
 
 impl ScreenWriter<'_> {
@@ -829,6 +879,13 @@ impl ScreenWriter<'_> {
                     if skipped(&node, self.detail) && id != root {
                         continue;
                     }
+                    // The phone lays out at most 64 levels and 20,000 views: deeper or further
+                    // recorded elements are left out (and counted), not written to fail there.
+                    if indent >= MAX_DEPTH || self.emitted >= MAX_ELEMENTS {
+                        self.dropped += self.tree.dfs(id).len();
+                        continue;
+                    }
+                    self.emitted += 1;
                     let (mut tag, mut tag_class) = tag_for(self.tree, id);
                     // An outline's rows have made-up bounds: lay them out one under another.
                     // A recorded container whose children neither run side by side nor one
@@ -1059,7 +1116,11 @@ impl ScreenWriter<'_> {
                                 loop_emitted = true;
                                 let template_row = l.rows[0];
                                 let text_ids = text_nodes(self.tree, template_row);
-                                for (pos, &r) in l.rows.iter().enumerate() {
+                                // Rows past the limit are left out (a screen renders every row).
+                                for &r in l.rows.iter().skip(MAX_LIST_ROWS) {
+                                    self.dropped += self.tree.dfs(r).len();
+                                }
+                                for (pos, &r) in l.rows.iter().enumerate().take(MAX_LIST_ROWS) {
                                     let values = text_nodes(self.tree, r);
                                     let texts: Vec<&str> =
                                         values.iter().map(|&v| self.tree.node(v).text.trim()).collect();
@@ -1089,7 +1150,7 @@ impl ScreenWriter<'_> {
                                         cols.join(", ")
                                     );
                                 }
-                                self.lists.push((l.name.clone(), l.rows.len()));
+                                self.lists.push((l.name.clone(), l.rows.len().min(MAX_LIST_ROWS)));
                                 let columns: HashMap<NodeId, usize> =
                                     text_ids.iter().enumerate().map(|(i, &n)| (n, i + 1)).collect();
                                 // A click recorded on any row opens what the first row's did.

@@ -303,14 +303,31 @@ fn pairs(tree: &UiTree) -> Vec<(String, String)> {
         }
         let kids = tree.children(id);
         if kids.len() >= 2 {
-            let texts: Vec<&str> =
-                tree.dfs(id).skip(1).map(|d| tree.node(d).text.trim()).filter(|t| !t.is_empty()).collect();
-            if texts.len() == 2 && texts[0] != texts[1] && !texts[0].contains('\n') {
+            let text_nodes: Vec<NodeId> =
+                tree.dfs(id).skip(1).filter(|&d| !tree.node(d).text.trim().is_empty()).collect();
+            let texts: Vec<&str> = text_nodes.iter().map(|&d| tree.node(d).text.trim()).collect();
+            // Two plain texts side by side: a label and its value. A button or field beside a
+            // label ("Wake up" + "Save label") is not a value.
+            let plain_text = |d: NodeId| {
+                let n = tree.node(d);
+                !n.clickable
+                    && !n.is_editable()
+                    && !n.checkable
+                    && !matches!(n.short_class(), "Button" | "MaterialButton")
+            };
+            if texts.len() == 2
+                && texts[0] != texts[1]
+                && !texts[0].contains('\n')
+                && text_nodes.iter().all(|&d| plain_text(d))
+            {
                 out.push((texts[0].to_string(), texts[1].to_string()));
             }
         }
     }
-    out.retain(|(l, v)| plain(l) && plain(v) && l != v && v.chars().count() <= 60);
+    // A label reads as words (not "00"); the value is short enough to type back.
+    out.retain(|(l, v)| {
+        plain(l) && plain(v) && l != v && v.chars().count() <= 60 && l.chars().any(char::is_alphabetic)
+    });
     out
 }
 
@@ -433,8 +450,8 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
                 reference: path_lines(r),
                 tags: ("text", &["tap"], "navigate"),
                 criteria: vec![format!(
-                    "name = \"the screen showing {}\"\nscreen = {{ app = {}, screen = {} }}",
-                    text.replace('"', "'"),
+                    "name = {}\nscreen = {{ app = {}, screen = {} }}",
+                    toml_str(&format!("the screen showing {text}")),
                     toml_str(app),
                     toml_str(&r.screen)
                 )],
@@ -494,8 +511,8 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
                 reference,
                 tags: ("text", &["tap", "answer"], "read"),
                 criteria: vec![format!(
-                    "name = \"the value shown for {}\"\nanswer = {{ normalized = {} }}",
-                    l.replace('"', "'"),
+                    "name = {}\nanswer = {{ normalized = {} }}",
+                    toml_str(&format!("the value shown with {l}")),
                     toml_str(v)
                 )],
             }),
@@ -525,6 +542,18 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
         if !plain(&text) || toggles.iter().filter(|o| str_of(o, "label") == text).count() > 1 {
             continue;
         }
+        // Four or more check boxes on one screen of which at most one is on are a choice (a
+        // ringtone list, recorded as check boxes): the task is to select one, not to turn one
+        // off.
+        let group: Vec<i64> = toggles
+            .iter()
+            .filter(|o| str_of(o, "page") == page)
+            .map(|o| o.get("checked").and_then(|v| v.as_i64()).unwrap_or(0))
+            .collect();
+        let choice = group.len() >= 4 && group.iter().filter(|&&c| c == 1).count() <= 1;
+        if choice && checked == 1 {
+            continue;
+        }
         let mut reference = path_lines(r);
         reference.push(format!("tap {selector}"));
         let want = 1 - checked.clamp(0, 1);
@@ -535,13 +564,17 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
             kind: "toggle".into(),
             toml: render_task(&TaskText {
                 id,
-                goal: format!("In {label}, turn {} \u{201c}{text}\u{201d}.", if want == 1 { "on" } else { "off" }),
+                goal: if choice {
+                    format!("In {label}, select \u{201c}{text}\u{201d}.")
+                } else {
+                    format!("In {label}, turn {} \u{201c}{text}\u{201d}.", if want == 1 { "on" } else { "off" })
+                },
                 category: "completion",
                 app,
                 reference,
                 tags: ("state", &["tap"], "configure"),
                 criteria: vec![
-                    format!("name = \"{} is {}\"\nstate = {{ app = {}, sql = {}, equals = {want} }}", text.replace('"', "'"), if want == 1 { "on" } else { "off" }, toml_str(app), toml_str(&format!("SELECT checked FROM toggles WHERE slot = '{}'", slot.replace('\'', "''")))),
+                    format!("name = {}\nstate = {{ app = {}, sql = {}, equals = {want} }}", toml_str(&format!("{text} is {}", if want == 1 { "on" } else { "off" })), toml_str(app), toml_str(&format!("SELECT checked FROM toggles WHERE slot = '{}'", slot.replace('\'', "''")))),
                     format!("name = \"no other switch changed\"\nguard = true\nchanges = {{ app = {}, table = \"toggles\", updated = {{ max = 1 }} }}", toml_str(app)),
                 ],
             }),
@@ -558,6 +591,19 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
         let mut reference = path_lines(r);
         reference.push(format!("type {selector} {}", quote(value)));
         let name = if plain(&hint) { hint.clone() } else { "text".into() };
+        // Where the field is: the screen's first text that reads as words (two screens may
+        // each have a "Label" field).
+        let screen_text =
+            app_nodes(&r.tree).into_iter().map(|id| r.tree.node(id).text.trim().to_string()).find(|t| {
+                plain(t)
+                    && !t.contains('\n')
+                    && t.chars().filter(|c| c.is_alphabetic()).count() >= 3
+                    && *t != hint
+            });
+        let place = match &screen_text {
+            Some(t) => format!(" on the screen showing \u{201c}{t}\u{201d}"),
+            None => String::new(),
+        };
         let id = format!("{app}.fill_{}", slug(&slot));
         out.push(Proposal {
             id: id.clone(),
@@ -565,7 +611,7 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
             toml: render_task(&TaskText {
                 id,
                 goal: format!(
-                    "In {label}, enter \u{201c}{value}\u{201d} in the \u{201c}{name}\u{201d} field."
+                    "In {label}, enter \u{201c}{value}\u{201d} in the \u{201c}{name}\u{201d} field{place}."
                 ),
                 category: "completion",
                 app,
@@ -638,7 +684,24 @@ pub fn synthesize_tasks(app_dir: &Path, out: &Path) -> Result<SuiteOutcome, Synt
         std::fs::write(&file, toml).map_err(|e| io(&file, e))?;
         files.insert(id, file);
     }
-    let verdicts = validate_suite(phone.catalog(), out)?;
+    // Validated with the apps installed beside the package (what `validate --apps` will load),
+    // else the package alone; what fails to load is removed again, so a re-run is possible.
+    let catalog = app_dir
+        .parent()
+        .and_then(|apps| phonebench_apps::Catalog::load_dir(apps).ok())
+        .filter(|c| c.get(&app).is_some())
+        .unwrap_or_else(|| phone.catalog().clone());
+    let verdicts = match validate_suite(&catalog, out) {
+        Ok(v) => v,
+        Err(e) => {
+            for file in files.values() {
+                let _ = std::fs::remove_file(file);
+            }
+            let _ = std::fs::remove_file(&suite_toml);
+            let _ = std::fs::remove_dir(&tasks_dir);
+            return Err(e);
+        }
+    };
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
     for (id, problems) in verdicts {

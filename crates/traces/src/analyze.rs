@@ -177,6 +177,28 @@ pub fn structure(tree: &UiTree) -> Structure {
     tokens
 }
 
+/// What a screen shows, as a multiset of its visible texts and descriptions (normalised as in
+/// [`structure`]): how screens recorded at different detail are compared.
+pub fn text_structure(tree: &UiTree) -> Structure {
+    let mut tokens = Structure::new();
+    for (id, node) in tree.iter() {
+        let window = tree.window(tree.window_of(id));
+        if matches!(window.kind, WindowKind::SystemUi | WindowKind::InputMethod)
+            || is_system_package(&node.package)
+            || !node.is_visible()
+        {
+            continue;
+        }
+        for text in [&node.text, &node.content_desc] {
+            // An outline element's text may hold a label and its value on two lines.
+            for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                *tokens.entry(normalise(line)).or_insert(0) += 1;
+            }
+        }
+    }
+    tokens
+}
+
 fn token(node: &phonebench_uitree::Node) -> String {
     let class = node.short_class();
     let id = node.short_resource_id();
@@ -255,11 +277,15 @@ pub fn analyze(traces: &[Trace]) -> Analysis {
 pub fn analyze_with(traces: &[Trace], threshold: f64) -> Analysis {
     struct Candidate {
         structure: Structure,
+        texts: Structure,
+        detail: Detail,
         package: Option<String>,
         activity: Option<String>,
     }
     let mut pages: Vec<Page> = Vec::new();
-    let mut firsts: Vec<Candidate> = Vec::new();
+    // Each page's exemplars: its first screen of each detail level (a page first seen as a
+    // partial screen of two touched views must still be found by the full dump of it).
+    let mut exemplars: Vec<(usize, Candidate)> = Vec::new();
     let mut page_of: HashMap<ScreenRef, usize> = HashMap::new();
     let mut by_key: HashMap<(&'static str, &str), usize> = HashMap::new();
     for (t, trace) in traces.iter().enumerate() {
@@ -272,6 +298,8 @@ pub fn analyze_with(traces: &[Trace], threshold: f64) -> Analysis {
             }
             let candidate = Candidate {
                 structure: structure(&screen.tree),
+                texts: text_structure(&screen.tree),
+                detail: screen.detail,
                 package: screen_package(trace, s),
                 activity: screen.activity.clone(),
             };
@@ -283,18 +311,38 @@ pub fn analyze_with(traces: &[Trace], threshold: f64) -> Analysis {
                 same(&c.package, &candidate.package, |p| p)
                     && same(&c.activity, &candidate.activity, short_activity)
             };
-            let best = firsts
+            let best = exemplars
                 .iter()
-                .enumerate()
                 .filter(|(_, c)| compatible(c))
-                .map(|(i, c)| (i, similarity(&c.structure, &candidate.structure)))
+                .map(|(i, c)| {
+                    let i = *i;
+                    // A full dump and an outline of the same screen name their elements in
+                    // different words (ids and classes against AutoDroid's tags): compare what
+                    // they show instead.
+                    // (A partial screen, only the views events touched, is compared as it is:
+                    // one touched tab label is in every tab's screen, so containment would
+                    // merge pages that differ.)
+                    let by_text = (c.detail == Detail::Outline) != (candidate.detail == Detail::Outline);
+                    let (a, b) = if by_text {
+                        (&c.texts, &candidate.texts)
+                    } else {
+                        (&c.structure, &candidate.structure)
+                    };
+                    let sim = similarity(a, b);
+                    (i, sim)
+                })
                 .filter(|(_, sim)| *sim >= threshold)
                 .fold(None::<(usize, f64)>, |best, (i, sim)| match best {
                     Some((_, b)) if b >= sim => best,
                     _ => Some((i, sim)),
                 });
             let p = match best {
-                Some((p, _)) => p,
+                Some((p, _)) => {
+                    if !exemplars.iter().any(|(q, c)| *q == p && c.detail == candidate.detail) {
+                        exemplars.push((p, candidate));
+                    }
+                    p
+                }
                 None => {
                     pages.push(Page {
                         id: format!("p{}", pages.len() + 1),
@@ -307,7 +355,7 @@ pub fn analyze_with(traces: &[Trace], threshold: f64) -> Analysis {
                         visits: 0,
                         priority: Priority::P2,
                     });
-                    firsts.push(candidate);
+                    exemplars.push((pages.len() - 1, candidate));
                     pages.len() - 1
                 }
             };
@@ -403,8 +451,14 @@ pub fn analyze_with(traces: &[Trace], threshold: f64) -> Analysis {
 }
 
 fn assign_priorities(pages: &mut [Page]) {
-    let total: usize = pages.iter().map(|p| p.visits).sum();
-    let mut order: Vec<usize> = (0..pages.len()).collect();
+    // The launcher is the phone's, not the app's: it is P2 and outside the count (an
+    // exploration that goes Home between runs would otherwise make it "must build").
+    let counted = |p: &Page| p.kind != PageType::Launcher;
+    let total: usize = pages.iter().filter(|p| counted(p)).map(|p| p.visits).sum();
+    for p in pages.iter_mut().filter(|p| !counted(p)) {
+        p.priority = Priority::P2;
+    }
+    let mut order: Vec<usize> = (0..pages.len()).filter(|&i| counted(&pages[i])).collect();
     order.sort_by(|&a, &b| pages[b].visits.cmp(&pages[a].visits).then(a.cmp(&b)));
     let mut covered = 0usize;
     for i in order {
@@ -552,9 +606,19 @@ pub fn title(tree: &UiTree, activity: Option<&str>) -> String {
             return a.to_string();
         }
     }
-    tree.iter()
-        .find(|(_, n)| !n.text.trim().is_empty() && !is_system_package(&n.package))
-        .map(|(_, n)| n.text.trim().lines().next().unwrap_or("").chars().take(40).collect())
+    // The first text that reads as words (three letters or more: not "S" or "0.0"), else the
+    // first text at all.
+    let texts: Vec<&str> = tree
+        .iter()
+        .filter(|(_, n)| !is_system_package(&n.package))
+        .map(|(_, n)| n.text.trim().lines().next().unwrap_or("").trim())
+        .filter(|t| !t.is_empty())
+        .collect();
+    texts
+        .iter()
+        .find(|t| t.chars().filter(|c| c.is_alphabetic()).count() >= 3)
+        .or(texts.first())
+        .map(|t| t.chars().take(40).collect())
         .unwrap_or_default()
 }
 

@@ -62,20 +62,23 @@ pub fn thumbnail(traces: &[Trace], screen: (usize, usize)) -> Option<String> {
     Some(format!("data:image/png;base64,{}", base64::engine::general_purpose::STANDARD.encode(png)))
 }
 
+/// Most pages drawn in the graph (the most visited; the tables list every page).
+pub const MAX_GRAPH_PAGES: usize = 300;
+
 /// The layers of the graph: breadth-first from the first page, then from each page not yet
-/// reached (in order), so that every page has a column.
-fn layers(analysis: &Analysis) -> Vec<usize> {
+/// reached (in order, starting at the first column again, so that the picture grows down
+/// rather than sideways). Pages not `shown` get no layer.
+fn layers(analysis: &Analysis, shown: &[bool]) -> Vec<usize> {
     let n = analysis.pages.len();
     let mut layer = vec![usize::MAX; n];
-    for start in 0..n {
+    for start in (0..n).filter(|&p| shown[p]) {
         if layer[start] != usize::MAX {
             continue;
         }
-        let base = layer.iter().filter(|&&l| l != usize::MAX).max().map_or(0, |m| m + 1);
-        layer[start] = if start == 0 { 0 } else { base };
+        layer[start] = 0;
         let mut queue = VecDeque::from([start]);
         while let Some(p) = queue.pop_front() {
-            for e in analysis.edges.iter().filter(|e| e.from == p) {
+            for e in analysis.edges.iter().filter(|e| e.from == p && shown[e.to]) {
                 if layer[e.to] == usize::MAX {
                     layer[e.to] = layer[p] + 1;
                     queue.push_back(e.to);
@@ -88,10 +91,19 @@ fn layers(analysis: &Analysis) -> Vec<usize> {
 
 /// The whole HTML page.
 pub fn render(traces: &[Trace], analysis: &Analysis) -> String {
-    let layer = layers(analysis);
+    let mut by_visits: Vec<usize> = (0..analysis.pages.len()).collect();
+    by_visits.sort_by(|&a, &b| analysis.pages[b].visits.cmp(&analysis.pages[a].visits).then(a.cmp(&b)));
+    let mut shown = vec![false; analysis.pages.len()];
+    for &p in by_visits.iter().take(MAX_GRAPH_PAGES) {
+        shown[p] = true;
+    }
+    let layer = layers(analysis, &shown);
     let mut rows_used = vec![0usize; analysis.pages.len() + 1];
     let mut position = vec![(0.0, 0.0); analysis.pages.len()];
     for (p, &l) in layer.iter().enumerate() {
+        if !shown[p] {
+            continue;
+        }
         let l = l.min(analysis.pages.len());
         position[p] = (20.0 + l as f64 * COL, 20.0 + rows_used[l] as f64 * ROW);
         rows_used[l] += 1;
@@ -106,7 +118,7 @@ pub fn render(traces: &[Trace], analysis: &Analysis) -> String {
 "##
     );
     let max_weight = analysis.edges.iter().map(|e| e.weight).max().unwrap_or(1) as f64;
-    for e in &analysis.edges {
+    for e in analysis.edges.iter().filter(|e| shown[e.from] && shown[e.to]) {
         let (fx, fy) = position[e.from];
         let (tx, ty) = position[e.to];
         let stroke = 1.0 + 4.0 * e.weight as f64 / max_weight;
@@ -137,7 +149,7 @@ pub fn render(traces: &[Trace], analysis: &Analysis) -> String {
             e.weight
         );
     }
-    for (p, page) in analysis.pages.iter().enumerate() {
+    for (p, page) in analysis.pages.iter().enumerate().filter(|(p, _)| shown[*p]) {
         let (x, y) = position[p];
         let caption =
             format!("{} · {} · {:?} · {} visits", page.id, page.kind.name(), page.priority, page.visits);
@@ -176,6 +188,13 @@ pub fn render(traces: &[Trace], analysis: &Analysis) -> String {
         analysis.edges.len(),
         analysis.threshold
     );
+    if analysis.pages.len() > MAX_GRAPH_PAGES {
+        let _ = writeln!(
+            html,
+            "<p>The graph shows the {MAX_GRAPH_PAGES} most visited of {} pages; the tables list them all.</p>",
+            analysis.pages.len()
+        );
+    }
     let _ = writeln!(html, "<div class=\"graph\">{svg}</div>");
     html.push_str("<h2>Pages</h2><table><tr><th>page</th><th>type</th><th>priority</th><th>visits</th><th>screens</th><th>title</th><th>package</th><th>activity</th></tr>\n");
     for page in &analysis.pages {

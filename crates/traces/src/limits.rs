@@ -5,8 +5,16 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// Largest file a reader opens (a DroidBot state with thousands of views is a few MB).
-pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Largest file a reader opens. Real recordings are far below (a DroidBot state with
+/// thousands of views is a few MB, a long run's `utg.js` about ten); parsed JSON and YAML take
+/// tens of times their size in memory, so this bounds a reader to about a gigabyte.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+/// Deepest nesting of brackets (JSON, YAML flow style) or indentation levels (YAML) a file may
+/// have: real trace files nest under 20 deep, and parsers slow down badly on deep nesting, so
+/// it is checked before parsing.
+pub const MAX_NESTING: usize = 128;
+/// Problems listed per file; the rest are counted in one line.
+pub const MAX_PROBLEMS_PER_FILE: usize = 20;
 /// Largest screenshot kept.
 pub const MAX_SCREENSHOT_BYTES: u64 = 16 * 1024 * 1024;
 /// Most entries read from one folder (a DroidBot run has a few thousand).
@@ -35,12 +43,66 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-/// Reads a UTF-8 text file of at most [`MAX_FILE_BYTES`] (a leading BOM is dropped).
+/// A JSON parse error as `line N: what` (serde_json's own text ends in "at line N column M",
+/// which would say the line twice).
+pub fn json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let what = text.rsplit_once(" at line ").map_or(text.as_str(), |(what, _)| what);
+    format!("line {}, column {}: {what}", e.line(), e.column())
+}
+
+/// Reads a UTF-8 text file of at most [`MAX_FILE_BYTES`] (a leading BOM is dropped), refusing
+/// one nested deeper than [`MAX_NESTING`].
 pub fn read_text(path: &Path) -> Result<String, String> {
-    let bytes = read_bounded(path, MAX_FILE_BYTES)?;
+    read_text_max(path, MAX_FILE_BYTES)
+}
+
+/// [`read_text`] with a smaller size limit.
+pub fn read_text_max(path: &Path, max: u64) -> Result<String, String> {
+    let bytes = read_bounded(path, max.min(MAX_FILE_BYTES))?;
     let text = String::from_utf8(bytes)
         .map_err(|e| format!("is not UTF-8 (byte {})", e.utf8_error().valid_up_to()))?;
-    Ok(text.strip_prefix('\u{FEFF}').map(str::to_string).unwrap_or(text))
+    let text = text.strip_prefix('\u{FEFF}').map(str::to_string).unwrap_or(text);
+    check_nesting(&text)?;
+    Ok(text)
+}
+
+/// Refuses text nested deeper than [`MAX_NESTING`] (brackets outside quoted strings), so that
+/// no parser spends long on it.
+pub fn check_nesting(text: &str) -> Result<(), String> {
+    let (mut depth, mut line) = (0usize, 1usize);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        if c == '\n' {
+            line += 1;
+        }
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' && q == '"' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '[' | '{' => {
+                    depth += 1;
+                    if depth > MAX_NESTING {
+                        return Err(format!(
+                            "line {line}: nested more than {MAX_NESTING} levels deep (the limit)"
+                        ));
+                    }
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+    }
+    Ok(())
 }
 
 /// Whether `path` is a real folder (not a link to one).

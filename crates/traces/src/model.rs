@@ -275,17 +275,37 @@ pub struct Ingested {
     pub traces: Vec<Trace>,
     /// Files skipped or read in part, and why.
     pub problems: Vec<Problem>,
+    /// Problems met per file (listed or not).
+    per_file: std::collections::HashMap<String, usize>,
 }
 
 impl Ingested {
     /// Records a problem with `path`.
+    ///
+    /// At most [`crate::limits::MAX_PROBLEMS_PER_FILE`] are listed per file; one more line says
+    /// that more were left unlisted (a file of a million bad entries is one problem, not a
+    /// million).
     pub fn problem(&mut self, path: impl AsRef<std::path::Path>, message: impl Into<String>) {
-        self.problems.push(Problem { path: path.as_ref().display().to_string(), message: message.into() });
+        let path = path.as_ref().display().to_string();
+        let count = self.per_file.entry(path.clone()).or_insert(0);
+        *count += 1;
+        let max = crate::limits::MAX_PROBLEMS_PER_FILE;
+        if *count <= max {
+            self.problems.push(Problem { path, message: message.into() });
+        } else if *count == max + 1 {
+            self.problems.push(Problem {
+                path,
+                message: format!("more problems in this file are not listed (the first {max} are)"),
+            });
+        }
     }
 
     /// Adds everything `other` read.
     pub fn extend(&mut self, other: Ingested) {
         self.traces.extend(other.traces);
         self.problems.extend(other.problems);
+        for (path, n) in other.per_file {
+            *self.per_file.entry(path).or_insert(0) += n;
+        }
     }
 }

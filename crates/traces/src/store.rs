@@ -94,6 +94,21 @@ impl TraceDb {
         let conn =
             Connection::open(path).map_err(|source| StoreError::Sqlite { path: name.clone(), source })?;
         let db = TraceDb { conn, path: name };
+        // Only an empty database or a traces database is written to: never another tool's.
+        let tables: Vec<String> = db
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+            .map_err(|_| db.invalid("not a SQLite database (refused: it is not a traces database)"))?;
+        const OURS: [&str; 5] = ["meta", "problems", "screens", "steps", "traces"];
+        if !tables.is_empty()
+            && (!tables.iter().any(|t| t == "meta") || tables.iter().any(|t| !OURS.contains(&t.as_str())))
+        {
+            return Err(db.invalid(format!(
+                "a SQLite database of something else (tables {}): refused, write traces to a new file",
+                tables.join(", ")
+            )));
+        }
         db.conn.execute_batch("PRAGMA foreign_keys = ON;").map_err(|e| db.sql(e))?;
         db.conn.execute_batch(SCHEMA).map_err(|e| db.sql(e))?;
         let version: Option<String> =

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use phonebench_uitree::{Bounds, Node, TreeBuilder, UiTree};
+use phonebench_uitree::{Bounds, Node, TreeBuilder, UiTree, read_xml};
 use serde_json::Value;
 
 use crate::limits::MAX_VIEWS;
@@ -201,4 +201,13 @@ pub fn tree_from_outline(package: &str, elements: &[OutlineElement]) -> Result<U
     }
     builder.close().map_err(|e| e.to_string())?;
     builder.finish().map_err(|e| e.to_string())
+}
+
+/// A uiautomator dump as a tree, refused when it holds more than [`MAX_VIEWS`] nodes.
+pub fn tree_from_xml(text: &str) -> Result<UiTree, String> {
+    let tree = read_xml(text).map_err(|e| format!("line {}: {}", e.line, e.message))?;
+    if tree.len() > MAX_VIEWS {
+        return Err(format!("{} nodes, over the {MAX_VIEWS}-node limit", tree.len()));
+    }
+    Ok(tree)
 }

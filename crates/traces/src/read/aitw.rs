@@ -64,7 +64,7 @@ fn read_file(file: &Path, out: &mut Ingested) {
     };
     let doc: Value = match serde_json::from_str(&text) {
         Ok(doc) => doc,
-        Err(e) => return out.problem(file, format!("line {}: {e}", e.line())),
+        Err(e) => return out.problem(file, crate::limits::json_error(&e)),
     };
     let Some(steps) = doc.as_array() else {
         return out.problem(file, "not a JSON list of steps: not an Android-in-the-Zoo episode");
@@ -77,19 +77,19 @@ fn read_file(file: &Path, out: &mut Ingested) {
     let mut episodes: BTreeMap<String, Vec<(usize, i64, &Value)>> = BTreeMap::new();
     for (i, step) in steps.iter().enumerate() {
         if !step.is_object() {
-            out.problem(file, format!("entry {i}: not a JSON object; skipped"));
+            out.problem(file, format!("entry {i}: not a JSON object"));
             continue;
         }
         let episode = match step.get("episode_id") {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Number(n)) => n.to_string(),
             _ => {
-                out.problem(file, format!("entry {i}: no `episode_id`; skipped"));
+                out.problem(file, format!("entry {i}: no `episode_id`"));
                 continue;
             }
         };
         let Some(step_id) = int_field(step, "step_id") else {
-            out.problem(file, format!("entry {i}: no integer `step_id`; skipped"));
+            out.problem(file, format!("entry {i}: no integer `step_id`"));
             continue;
         };
         episodes.entry(episode).or_default().push((i, step_id, step));
@@ -165,7 +165,7 @@ fn read_episode(
                 pending.push((i, step, screens.len()));
                 screens.push(screen);
             }
-            Err(e) => out.problem(file, format!("entry {i} (step {step_id}): {e}; skipped")),
+            Err(e) => out.problem(file, format!("entry {i} (step {step_id}): {e}")),
         }
     }
     if screens.is_empty() {

@@ -27,6 +27,9 @@ pub fn read(path: &Path) -> Ingested {
         (path.parent().unwrap_or(Path::new(".")).to_path_buf(), Some(path.to_path_buf()))
     } else if is_real_dir(path) {
         let utg = path.join("utg.js");
+        if std::fs::symlink_metadata(&utg).is_ok() && !is_real_file(&utg) {
+            out.problem(&utg, "not a regular file (a symbolic link, folder or FIFO is refused)");
+        }
         (path.to_path_buf(), is_real_file(&utg).then_some(utg))
     } else {
         out.problem(path, "not a file or folder (or a symbolic link, which is refused)");
@@ -167,7 +170,7 @@ impl<'a> Builder<'a> {
 
     fn read_state(&self, file: &Path, siblings: &[std::path::PathBuf]) -> Result<TraceScreen, String> {
         let text = read_text(file)?;
-        let state: Value = serde_json::from_str(&text).map_err(|e| format!("line {}: {e}", e.line()))?;
+        let state: Value = serde_json::from_str(&text).map_err(|e| crate::limits::json_error(&e))?;
         let key =
             state.get("state_str").and_then(Value::as_str).ok_or("no `state_str`: not a DroidBot state")?;
         let views = state.get("views").and_then(Value::as_array).ok_or("no `views` list")?;
@@ -200,11 +203,16 @@ impl<'a> Builder<'a> {
 
     fn add_utg_nodes(&mut self, utg: &Value, file: &Path, out: &mut Ingested) {
         let Some(nodes) = utg.get("nodes").and_then(Value::as_array) else { return };
+        let mut seen_nodes = std::collections::BTreeSet::new();
         for (i, node) in nodes.iter().enumerate() {
             let Some(key) = node.get("state_str").or_else(|| node.get("id")).and_then(Value::as_str) else {
-                out.problem(file, format!("node {i}: no `state_str` or `id`; skipped"));
+                out.problem(file, format!("node {i}: no `state_str` or `id`"));
                 continue;
             };
+            if !seen_nodes.insert(key.to_string()) {
+                out.problem(file, format!("node {i}: `{key}` is listed twice (the first is kept)"));
+                continue;
+            }
             if self.index.get(key).is_some_and(|&s| self.screens[s].detail == Detail::Full) {
                 continue;
             }
@@ -242,9 +250,17 @@ impl<'a> Builder<'a> {
             let (Some(from), Some(to)) =
                 (edge.get("from").and_then(Value::as_str), edge.get("to").and_then(Value::as_str))
             else {
-                out.problem(file, format!("edge {i}: no `from` / `to`; skipped"));
+                out.problem(file, format!("edge {i}: no `from` / `to`"));
                 continue;
             };
+            // An edge between states the graph does not list would make up a screen.
+            if !self.index.contains_key(from) || !self.index.contains_key(to) {
+                out.problem(
+                    file,
+                    format!("edge {i}: `{from}` → `{to}` names a state that is not a node (edge left out)"),
+                );
+                continue;
+            }
             let events = edge.get("events").and_then(Value::as_array).cloned().unwrap_or_default();
             for event in events {
                 let id = event.get("event_id").and_then(Value::as_i64).unwrap_or(i64::MAX);
@@ -315,7 +331,7 @@ impl<'a> Builder<'a> {
 
     fn read_event(&mut self, file: &Path) -> Result<(), String> {
         let text = read_text(file)?;
-        let record: Value = serde_json::from_str(&text).map_err(|e| format!("line {}: {e}", e.line()))?;
+        let record: Value = serde_json::from_str(&text).map_err(|e| crate::limits::json_error(&e))?;
         let event =
             record.get("event").filter(|e| e.is_object()).ok_or("no `event` object: not a DroidBot event")?;
         let start = record.get("start_state").and_then(Value::as_str).ok_or("no `start_state`")?;

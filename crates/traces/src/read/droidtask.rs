@@ -13,7 +13,7 @@ use std::path::Path;
 use phonebench_actions::{Action, FinishStatus, Key, Point, Target};
 use serde_yaml_ng::Value;
 
-use crate::limits::{is_real_dir, is_real_file, read_text};
+use crate::limits::{MAX_NESTING, is_real_dir, is_real_file, read_text_max};
 use crate::model::{Detail, ElementRef, Ingested, Trace, TraceFormat, TraceKind, TraceScreen, TraceStep};
 use crate::read::stem;
 use crate::views::{OUTLINE_ROW, OUTLINE_TOP, OUTLINE_WIDTH, OutlineElement, tree_from_outline};
@@ -38,15 +38,132 @@ pub fn read(path: &Path) -> Ingested {
 }
 
 fn read_file(file: &Path, out: &mut Ingested) {
-    match read_records(file) {
+    match read_records(file, out) {
         Ok(Some(trace)) => out.traces.push(trace),
         Ok(None) => {}
         Err(message) => out.problem(file, message),
     }
 }
 
-fn read_records(file: &Path) -> Result<Option<Trace>, String> {
-    let text = read_text(file)?;
+/// Largest DroidTask YAML file read (real ones are a few KB; YAML parses into tens of times
+/// its size).
+const MAX_YAML_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Whether `element` is AutoDroid's own "go back" element (the Back key, not on the screen).
+fn is_go_back(element: &OutlineElement) -> bool {
+    element.text.eq_ignore_ascii_case("go back") && element.content_desc.is_empty()
+}
+
+/// The screens and steps of one file, built record by record.
+#[derive(Default)]
+struct Walk {
+    screens: Vec<TraceScreen>,
+    keys: Vec<Vec<String>>,
+    steps: Vec<TraceStep>,
+    /// Steps waiting for the screen that followed them.
+    pending: Vec<usize>,
+}
+
+impl Walk {
+    fn record(&mut self, i: usize, record: &Value, file: &Path) -> Result<(), String> {
+        let state = record.get("State").and_then(Value::as_str).ok_or("no `State` text")?;
+        let elements = parse_state_elements(state)?;
+        // AutoDroid's "go back" pseudo-element is the Back key, not something on the screen.
+        let on_screen: Vec<&StateElement> = elements.iter().filter(|e| !is_go_back(&e.element)).collect();
+        let outline: Vec<OutlineElement> = on_screen.iter().map(|e| e.element.clone()).collect();
+        let state_keys: Vec<String> = match record.get("state_str") {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Sequence(list)) => {
+                list.iter().filter_map(Value::as_str).map(str::to_string).collect()
+            }
+            _ => Vec::new(),
+        };
+        let choice = match record.get("Choice") {
+            Some(Value::Number(n)) => n.as_i64().ok_or("`Choice` is not an integer")?,
+            Some(Value::String(s)) => s.trim().parse().map_err(|_| "`Choice` is not an integer")?,
+            _ => return Err("no `Choice`".into()),
+        };
+        let chosen = if choice < 0 {
+            None
+        } else {
+            Some(
+                elements
+                    .iter()
+                    .find(|e| e.id == choice)
+                    .ok_or(format!("`Choice` {choice} names no element of the State"))?,
+            )
+        };
+        let key = state_keys.first().cloned().unwrap_or_else(|| format!("{}#{}", stem(file), i + 1));
+        let from = match self.keys.iter().position(|k| k.contains(&key)) {
+            Some(s) => s,
+            None => {
+                let tree = tree_from_outline("", &outline)?;
+                self.screens.push(TraceScreen {
+                    key: key.clone(),
+                    package: None,
+                    activity: None,
+                    tree,
+                    detail: Detail::Outline,
+                    screenshot: None,
+                });
+                self.keys.push(if state_keys.is_empty() { vec![key.clone()] } else { state_keys.clone() });
+                self.screens.len() - 1
+            }
+        };
+        // Records are consecutive: the previous step led here. (`new_state_str` often is not
+        // among the next record's `state_str` hashes, which AutoDroid computes differently, so
+        // it cannot decide this.)
+        for step in self.pending.drain(..) {
+            self.steps[step].to = Some(from);
+        }
+        let input = match record.get("Input") {
+            Some(Value::String(s)) if s != "null" => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
+        let raw = format!("Choice: {choice}, Input: {}", input.as_deref().unwrap_or("null"));
+        let Some(chosen) = chosen else {
+            let finish = Action::Finish { status: FinishStatus::Complete, reason: None };
+            self.steps.push(TraceStep { from, to: None, action: finish, target: None, raw });
+            return Ok(());
+        };
+        let e = &chosen.element;
+        let element = ElementRef {
+            class: e.class.clone(),
+            text: e.text.clone(),
+            content_desc: e.content_desc.clone(),
+            ..ElementRef::default()
+        };
+        let action = match on_screen.iter().position(|o| o.id == choice) {
+            None => Action::Key { key: Key::Back },
+            Some(row) => {
+                // The outline row of the element (rows are laid out in the State's order).
+                let (x, y) = (OUTLINE_WIDTH / 2, OUTLINE_TOP + OUTLINE_ROW * row as i32 + OUTLINE_ROW / 2);
+                match input {
+                    Some(text) => Action::Type {
+                        text,
+                        target: Some(Target::Point(Point { x, y })),
+                        clear: true,
+                        enter: false,
+                    },
+                    None => Action::Tap { target: Target::Point(Point { x, y }) },
+                }
+            }
+        };
+        self.pending.push(self.steps.len());
+        self.steps.push(TraceStep { from, to: None, action, target: Some(element), raw });
+        Ok(())
+    }
+}
+
+fn read_records(file: &Path, out: &mut Ingested) -> Result<Option<Trace>, String> {
+    let text = read_text_max(file, MAX_YAML_BYTES)?;
+    // Block-style nesting shows as indentation (flow style is checked by `read_text`).
+    if let Some((n, _)) =
+        text.lines().enumerate().find(|(_, l)| l.len() - l.trim_start().len() > 2 * MAX_NESTING)
+    {
+        return Err(format!("line {}: indented more than {} levels deep (the limit)", n + 1, MAX_NESTING));
+    }
     let doc: Value = serde_yaml_ng::from_str(&text).map_err(|e| match e.location() {
         Some(l) if !e.to_string().contains(" at line ") => format!("line {}: {e}", l.line()),
         _ => e.to_string(),
@@ -58,96 +175,15 @@ fn read_records(file: &Path) -> Result<Option<Trace>, String> {
     let task_name =
         doc.get("task_name").and_then(Value::as_str).map(|s| s.trim().to_string()).unwrap_or_default();
     let is_instruction = task_name.contains(char::is_whitespace);
-    let mut screens: Vec<TraceScreen> = Vec::new();
-    let mut keys: Vec<Vec<String>> = Vec::new();
-    let mut steps = Vec::new();
-    let mut pending: Vec<usize> = Vec::new(); // steps waiting for the screen that followed
+    let mut walk = Walk::default();
     for (i, record) in records.iter().enumerate() {
-        let where_ = format!("record {}", i + 1);
-        let state =
-            record.get("State").and_then(Value::as_str).ok_or(format!("{where_}: no `State` text"))?;
-        let elements = parse_state_elements(state).map_err(|e| format!("{where_}: {e}"))?;
-        let outline: Vec<OutlineElement> = elements.iter().map(|e| e.element.clone()).collect();
-        let state_keys: Vec<String> = match record.get("state_str") {
-            Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Sequence(list)) => {
-                list.iter().filter_map(Value::as_str).map(str::to_string).collect()
-            }
-            _ => Vec::new(),
-        };
-        let key = state_keys.first().cloned().unwrap_or_else(|| format!("{}#{}", stem(file), i + 1));
-        let from = match keys.iter().position(|k| k.contains(&key)) {
-            Some(s) => s,
-            None => {
-                let tree = tree_from_outline("", &outline).map_err(|e| format!("{where_}: {e}"))?;
-                screens.push(TraceScreen {
-                    key: key.clone(),
-                    package: None,
-                    activity: None,
-                    tree,
-                    detail: Detail::Outline,
-                    screenshot: None,
-                });
-                keys.push(if state_keys.is_empty() { vec![key.clone()] } else { state_keys.clone() });
-                screens.len() - 1
-            }
-        };
-        // Records are consecutive: the previous step led here. (`new_state_str` often is not
-        // among the next record's `state_str` hashes, which AutoDroid computes differently, so
-        // it cannot decide this.)
-        for step in pending.drain(..) {
-            let s: &mut TraceStep = &mut steps[step];
-            s.to = Some(from);
+        // A bad record is skipped alone; the step before it then leads nowhere recorded.
+        if let Err(message) = walk.record(i, record, file) {
+            out.problem(file, format!("record {}: {message}", i + 1));
+            walk.pending.clear();
         }
-        let choice = match record.get("Choice") {
-            Some(Value::Number(n)) => n.as_i64().ok_or(format!("{where_}: `Choice` is not an integer"))?,
-            Some(Value::String(s)) => {
-                s.trim().parse().map_err(|_| format!("{where_}: `Choice` is not an integer"))?
-            }
-            _ => return Err(format!("{where_}: no `Choice`")),
-        };
-        let input = match record.get("Input") {
-            Some(Value::String(s)) if s != "null" => Some(s.clone()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            _ => None,
-        };
-        let raw = format!("Choice: {choice}, Input: {}", input.as_deref().unwrap_or("null"));
-        if choice < 0 {
-            steps.push(TraceStep {
-                from,
-                to: None,
-                action: Action::Finish { status: FinishStatus::Complete, reason: None },
-                target: None,
-                raw,
-            });
-            continue;
-        }
-        let position = elements
-            .iter()
-            .position(|e| e.id == choice)
-            .ok_or(format!("{where_}: `Choice` {choice} names no element of the State"))?;
-        // The outline row of the element (rows are laid out in the State's order).
-        let (x, y) = (OUTLINE_WIDTH / 2, OUTLINE_TOP + OUTLINE_ROW * position as i32 + OUTLINE_ROW / 2);
-        let e = &elements[position].element;
-        let element = ElementRef {
-            class: e.class.clone(),
-            text: e.text.clone(),
-            content_desc: e.content_desc.clone(),
-            ..ElementRef::default()
-        };
-        let action = if elements[position].element.text.eq_ignore_ascii_case("go back")
-            && elements[position].element.content_desc.is_empty()
-        {
-            // AutoDroid's own "go back" pseudo-element is the Back key.
-            Action::Key { key: Key::Back }
-        } else if let Some(text) = input {
-            Action::Type { text, target: Some(Target::Point(Point { x, y })), clear: true, enter: false }
-        } else {
-            Action::Tap { target: Target::Point(Point { x, y }) }
-        };
-        pending.push(steps.len());
-        steps.push(TraceStep { from, to: None, action, target: Some(element), raw });
     }
+    let Walk { screens, steps, .. } = walk;
     if screens.is_empty() {
         return Err("`records` is empty".into());
     }

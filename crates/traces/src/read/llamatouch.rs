@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use phonebench_actions::{Action, FinishStatus, Key, Point, Swipe, Target};
-use phonebench_uitree::{Bounds, Node, NodeId, TreeBuilder, UiTree, read_xml};
+use phonebench_uitree::{Bounds, Node, NodeId, TreeBuilder, UiTree};
 use serde_json::Value;
 
 use crate::limits::{is_real_dir, is_real_file, read_screenshot, read_text};
@@ -53,7 +53,7 @@ pub fn read(path: &Path) -> Ingested {
         }
     }
     if found == 0 {
-        out.problem(path, "no LlamaTouch trace here (no eventStructs.txt, instruction.txt or 0.xml / 0.vh)");
+        out.problem(path, format!("no LlamaTouch trace here (no folder with eventStructs.txt, instruction.txt or 0.xml / 0.vh within {MAX_DEPTH} folders)"));
     }
     out
 }
@@ -87,7 +87,7 @@ fn read_trace(dir: &Path, entries: &[PathBuf], out: &mut Ingested) -> Option<Tra
             continue;
         }
         if !is_real_file(entry) {
-            out.problem(entry, "not a regular file (a symbolic link, folder or device is refused); skipped");
+            out.problem(entry, "not a regular file (a symbolic link, folder or device is refused)");
             continue;
         }
         let slot = files.entry(index).or_default();
@@ -132,7 +132,7 @@ fn read_trace(dir: &Path, entries: &[PathBuf], out: &mut Ingested) -> Option<Tra
                     let Some(&from) = position.get(&k) else {
                         out.problem(
                             &events,
-                            format!("line {}: screen {k} (the one it acts on) is missing; skipped", k + 1),
+                            format!("line {}: screen {k} (the one it acts on) is missing", k + 1),
                         );
                         continue;
                     };
@@ -209,8 +209,7 @@ fn read_instruction(file: &Path, out: &mut Ingested) -> Option<String> {
 fn read_screen(index: usize, f: &ScreenFiles, out: &mut Ingested) -> Option<TraceScreen> {
     let mut tree = None;
     if let Some(xml) = &f.xml {
-        match read_text(xml).and_then(|t| read_xml(&t).map_err(|e| format!("line {}: {}", e.line, e.message)))
-        {
+        match read_text(xml).and_then(|t| crate::views::tree_from_xml(&t)) {
             Ok(t) => tree = Some(t),
             Err(e) => out.problem(xml, e),
         }
@@ -280,7 +279,7 @@ fn screen_only(size: Option<(u32, u32)>) -> UiTree {
 
 fn read_view_list(file: &Path) -> Result<UiTree, String> {
     let text = read_text(file)?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| format!("line {}: {e}", e.line()))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| crate::limits::json_error(&e))?;
     let views = value.as_array().ok_or("not a JSON list of views")?;
     tree_from_views(views)
 }

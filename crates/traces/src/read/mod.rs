@@ -23,7 +23,12 @@ use crate::model::{Problem, Trace};
 pub fn ingest(format: TraceFormat, paths: &[impl AsRef<Path>]) -> Ingested {
     let mut all = Ingested::default();
     for path in paths {
-        let path = path.as_ref();
+        // The path as the file system knows it: `run`, `run/`, `./run` and `/abs/run` are one
+        // origin (a trace read again replaces its copy instead of adding one), and a link the
+        // user names on the command line is the user's choice, so it is followed here (links
+        // inside the data are still refused).
+        let canonical = std::fs::canonicalize(path.as_ref()).ok();
+        let path = canonical.as_deref().unwrap_or(path.as_ref());
         let read = match format {
             TraceFormat::Droidbot => droidbot::read(path),
             TraceFormat::Droidtask => droidtask::read(path),
@@ -158,7 +163,7 @@ pub fn files_under(dir: &Path, extensions: &[&str], max_depth: usize, out: &mut 
             } else if matches && is_real_file(&entry) {
                 files.push(entry);
             } else if matches {
-                out.problem(&entry, "not a regular file (a symbolic link is refused); skipped");
+                out.problem(&entry, "not a regular file (a symbolic link is refused)");
             }
         }
     }

@@ -56,7 +56,12 @@ pub fn read(path: &Path) -> Ingested {
 
 fn read_db(dir: &Path, db: &Path, out: &mut Ingested) -> Result<(), String> {
     let conn =
-        Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        // Immutable: SQLite then neither locks nor writes anything beside the file (no -wal or
+        // -shm in the run folder), so a read-only folder reads too.
+        Connection::open_with_flags(
+            immutable_uri(db),
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+        )
             .map_err(|e| e.to_string())?;
     let has_table = |name: &str| -> Result<bool, String> {
         conn.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |r| {
@@ -128,7 +133,7 @@ fn read_episode(
         let data: Value = match serde_json::from_str(data) {
             Ok(v) => v,
             Err(e) => {
-                out.problem(db, format!("{where_}: not JSON ({e}); skipped"));
+                out.problem(db, format!("{where_}: not JSON ({e})"));
                 continue;
             }
         };
@@ -152,7 +157,7 @@ fn read_episode(
                     match tree_from_outline("", &outline_of_text(observation)) {
                         Ok(tree) => (tree, Detail::Outline),
                         Err(e) => {
-                            out.problem(db, format!("{where_}: {e}; skipped"));
+                            out.problem(db, format!("{where_}: {e}"));
                             continue;
                         }
                     }
@@ -351,6 +356,21 @@ pub fn outline_of_text(text: &str) -> Vec<OutlineElement> {
         });
     }
     elements
+}
+
+/// `file:PATH?immutable=1`, the path percent-encoded where a URI needs it.
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(*b as char)
+            }
+            _ => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use phonebench_actions::{Action, Direction, FinishStatus, Key, Point, Swipe, Target};
-use phonebench_uitree::{Bounds, UiTree, read_xml};
+use phonebench_uitree::{Bounds, UiTree};
 use serde_json::{Map, Value};
 
 use crate::limits::{is_real_dir, is_real_file, read_screenshot, read_text};
@@ -52,14 +52,17 @@ pub fn read(path: &Path) -> Ingested {
         }
     }
     if found == 0 {
-        out.problem(path, "no SPHINX trajectory here (no folder with meta.json)");
+        out.problem(
+            path,
+            format!("no SPHINX trajectory here (no folder with meta.json within {MAX_DEPTH} folders)"),
+        );
     }
     out
 }
 
 fn read_json(file: &Path) -> Result<Value, String> {
     let text = read_text(file)?;
-    serde_json::from_str(&text).map_err(|e| format!("line {}: {e}", e.line()))
+    serde_json::from_str(&text).map_err(|e| crate::limits::json_error(&e))
 }
 
 fn read_trajectory(dir: &Path, entries: &[PathBuf], out: &mut Ingested) -> Option<Trace> {
@@ -111,9 +114,7 @@ fn read_trajectory(dir: &Path, entries: &[PathBuf], out: &mut Ingested) -> Optio
     let mut screens = Vec::new();
     let mut position = std::collections::BTreeMap::new();
     for (i, file) in numbered {
-        let tree = match read_text(&file)
-            .and_then(|t| read_xml(&t).map_err(|e| format!("line {}: {}", e.line, e.message)))
-        {
+        let tree = match read_text(&file).and_then(|t| crate::views::tree_from_xml(&t)) {
             Ok(tree) => tree,
             Err(e) => {
                 out.problem(&file, format!("{e}; the screen is left out"));
@@ -155,7 +156,7 @@ fn read_trajectory(dir: &Path, entries: &[PathBuf], out: &mut Ingested) -> Optio
         let Some(&from) = position.get(&i) else {
             out.problem(
                 &meta_file,
-                format!("action {i}: screen {i}.xml (the one it acts on) is missing or unreadable; skipped"),
+                format!("action {i}: screen {i}.xml (the one it acts on) is missing or unreadable"),
             );
             continue;
         };
@@ -168,7 +169,7 @@ fn read_trajectory(dir: &Path, entries: &[PathBuf], out: &mut Ingested) -> Optio
                 };
                 steps.push(TraceStep { from, to, action, target, raw: entry.to_string() });
             }
-            Err(e) => out.problem(&meta_file, format!("action {i}: {e}; skipped")),
+            Err(e) => out.problem(&meta_file, format!("action {i}: {e}")),
         }
     }
     let package = actions
