@@ -252,8 +252,18 @@ pub fn run_synthesize_app(args: &SynthesizeAppArgs) -> Result<bool> {
     for t in fidelity.transitions.iter().filter(|t| !t.reproduced) {
         out!("not reproduced: {} → {}: {}", t.from, t.to, t.note.as_deref().unwrap_or(""))?;
     }
+    let transitions = if fidelity.transitions.is_empty() {
+        "no recorded tap transition to replay".to_string()
+    } else {
+        format!(
+            "{}/{} recorded tap transitions reproduced ({:.0}%)",
+            fidelity.reproduced,
+            fidelity.transitions.len(),
+            100.0 * fidelity.transition_share()
+        )
+    };
     out!(
-        "wrote {} ({} screens, entry {}, package {}): {}/{} screens open, mean structural similarity {:.2}; {}/{} recorded tap transitions reproduced ({:.0}%), {} key/launch transitions not replayed",
+        "wrote {} ({} screens, entry {}, package {}): {}/{} screens open, mean structural similarity {:.2}; {transitions}, {} key/launch transitions not replayed",
         app.dir.display(),
         app.screens.len(),
         app.entry,
@@ -261,9 +271,6 @@ pub fn run_synthesize_app(args: &SynthesizeAppArgs) -> Result<bool> {
         fidelity.screens_open,
         fidelity.screens.len(),
         fidelity.mean_similarity,
-        fidelity.reproduced,
-        fidelity.transitions.len(),
-        100.0 * fidelity.transition_share(),
         fidelity.not_replayable
     )?;
     if !all_open {
