@@ -203,9 +203,24 @@ pub struct SynthesizeAppArgs {
     /// The recorded package to rebuild; default: the most visited one (not a launcher).
     #[arg(long)]
     pub package: Option<String>,
+    /// The lowest page priority built (`p0`: the must-build pages only; `p2`: every page). The
+    /// entry page is always built.
+    #[arg(long, value_enum, default_value_t = PriorityArg::P2)]
+    pub min_priority: PriorityArg,
     /// Print the result and fidelity as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Mirrors [`phonebench_traces::Priority`] so `--help` lists the values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PriorityArg {
+    /// Must build: the pages covering half of all visits.
+    P0,
+    /// Recommended: up to 80% of visits.
+    P1,
+    /// Every page.
+    P2,
 }
 
 /// Writes the package, loads it, measures fidelity and prints it. Returns whether every
@@ -222,7 +237,16 @@ pub fn run_synthesize_app(args: &SynthesizeAppArgs) -> Result<bool> {
             .map(|n| n.to_string_lossy().into_owned())
             .context("--out has no folder name: give --id")?,
     };
-    let options = phonebench_synth::AppOptions { id, name: args.name.clone(), package: args.package.clone() };
+    let options = phonebench_synth::AppOptions {
+        name: args.name.clone(),
+        package: args.package.clone(),
+        min_priority: match args.min_priority {
+            PriorityArg::P0 => phonebench_traces::Priority::P0,
+            PriorityArg::P1 => phonebench_traces::Priority::P1,
+            PriorityArg::P2 => phonebench_traces::Priority::P2,
+        },
+        ..phonebench_synth::AppOptions::new(id)
+    };
     let app = phonebench_synth::synthesize_app(&traces, &analysis, &options, &args.out)?;
     let fidelity = phonebench_synth::fidelity::measure(&app, &traces, &analysis)?;
     let all_open = fidelity.screens_open == fidelity.screens.len();

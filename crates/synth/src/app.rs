@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use phonebench_traces::analyze::{Analysis, PageType, ScreenRef};
+use phonebench_traces::analyze::{Analysis, PageType, Priority, ScreenRef};
 use phonebench_traces::read::find_element;
 use phonebench_traces::{Detail, ElementRef, Trace};
 use phonebench_uitree::{Node, NodeId, UiTree, WindowKind};
@@ -52,6 +52,16 @@ pub struct AppOptions {
     /// The recorded package to rebuild (default: the most visited one that is not a launcher or
     /// system UI).
     pub package: Option<String>,
+    /// The lowest priority built: `P0` builds only the must-build pages, `P2` (the default)
+    /// every page. The entry page is always built.
+    pub min_priority: Priority,
+}
+
+impl AppOptions {
+    /// Options for app `id`: the default label, package and every page.
+    pub fn new(id: impl Into<String>) -> AppOptions {
+        AppOptions { id: id.into(), name: None, package: None, min_priority: Priority::P2 }
+    }
 }
 
 /// One generated screen and where it came from.
@@ -438,7 +448,7 @@ pub fn synthesize_app(
             }
         },
     };
-    let pages = app_pages(analysis, &package);
+    let mut pages = app_pages(analysis, &package);
     if pages.is_empty() {
         let known: BTreeSet<&str> = analysis
             .pages
@@ -479,6 +489,10 @@ pub fn synthesize_app(
                 .unwrap_or(&pages[0])
         });
 
+    // PhoneWorld builds the long tail only when needed: pages below the chosen priority are
+    // left out (the entry page stays), and transitions into them with them.
+    pages.retain(|&p| p == entry || analysis.pages[p].priority <= options.min_priority);
+    let inside: BTreeSet<usize> = pages.iter().copied().collect();
     // Transitions: heaviest edges first claim their trigger element.
     let mut wiring = Wiring { clicks: HashMap::new(), extras: BTreeMap::new(), actions: BTreeMap::new() };
     let mut transitions = Vec::new();

@@ -42,7 +42,7 @@ fn clock() -> Vec<Trace> {
 
 fn build(traces: &[Trace], id: &str, root: &Path) -> SynthApp {
     let analysis = analyze(traces);
-    let options = AppOptions { id: id.into(), name: None, package: None };
+    let options = AppOptions::new(id);
     synthesize_app(traces, &analysis, &options, &root.join("apps").join(id)).unwrap()
 }
 
@@ -171,7 +171,7 @@ fn recorded_text_is_data_in_the_generated_app() {
     assert!(read.problems.is_empty(), "{:?}", read.problems);
     // Outlines name no package: the app gets one of ours.
     let analysis = analyze(&read.traces);
-    let options = AppOptions { id: "nasty".into(), name: None, package: None };
+    let options = AppOptions::new("nasty");
     let app = synthesize_app(&read.traces, &analysis, &options, &root.join("apps/nasty")).unwrap();
     assert_eq!(app.package, "phonebench.generated.nasty");
     // A recorded package that is no package name (here one trying to add a manifest key) is
@@ -181,13 +181,8 @@ fn recorded_text_is_data_in_the_generated_app() {
         s.package = Some("x\"\nboot = \"evil".into());
     }
     let analysis2 = analyze(&traces);
-    let other = synthesize_app(
-        &traces,
-        &analysis2,
-        &AppOptions { id: "nasty2".into(), name: None, package: None },
-        &root.join("apps/nasty2"),
-    )
-    .unwrap();
+    let other =
+        synthesize_app(&traces, &analysis2, &AppOptions::new("nasty2"), &root.join("apps/nasty2")).unwrap();
     assert_eq!(other.package, "phonebench.generated.nasty2");
     assert!(!fs::read_to_string(other.dir.join("app.toml")).unwrap().contains("evil"));
     phone_for(&other.dir).unwrap();
@@ -210,24 +205,14 @@ fn a_folder_that_is_not_empty_is_refused() {
     let analysis = analyze(&traces);
     fs::create_dir_all(root.join("apps/qq")).unwrap();
     fs::write(root.join("apps/qq/keep.txt"), "mine").unwrap();
-    let err = synthesize_app(
-        &traces,
-        &analysis,
-        &AppOptions { id: "qq".into(), name: None, package: None },
-        &root.join("apps/qq"),
-    )
-    .unwrap_err()
-    .to_string();
+    let err = synthesize_app(&traces, &analysis, &AppOptions::new("qq"), &root.join("apps/qq"))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("not empty"), "{err}");
     assert_eq!(fs::read_to_string(root.join("apps/qq/keep.txt")).unwrap(), "mine");
-    let err = synthesize_app(
-        &traces,
-        &analysis,
-        &AppOptions { id: "Bad Id".into(), name: None, package: None },
-        &root.join("x"),
-    )
-    .unwrap_err()
-    .to_string();
+    let err = synthesize_app(&traces, &analysis, &AppOptions::new("Bad Id"), &root.join("x"))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("not an app id"), "{err}");
     let _ = fs::remove_dir_all(&root);
 }
@@ -239,7 +224,7 @@ fn a_recorded_search_field_searches_the_rebuilt_content() {
     let read = ingest(TraceFormat::Droidtask, &[shared("realdata/droidtask/user_tasks/contacts")]);
     assert!(read.problems.is_empty(), "{:?}", read.problems);
     let analysis = analyze(&read.traces);
-    let options = AppOptions { id: "contacts".into(), name: None, package: None };
+    let options = AppOptions::new("contacts");
     let app = synthesize_app(&read.traces, &analysis, &options, &root.join("apps/contacts")).unwrap();
     assert!(app.dir.join("screens/search_results.xml").is_file());
     let mut phone = phone_for(&app.dir).unwrap();
@@ -288,13 +273,8 @@ fn values_further_down_a_long_screen_are_asked_with_a_scroll() {
     fs::write(root.join("long.yaml"), yaml).unwrap();
     let read = ingest(TraceFormat::Droidtask, &[root.join("long.yaml")]);
     let analysis = analyze(&read.traces);
-    let app = synthesize_app(
-        &read.traces,
-        &analysis,
-        &AppOptions { id: "long".into(), name: None, package: None },
-        &root.join("apps/long"),
-    )
-    .unwrap();
+    let app =
+        synthesize_app(&read.traces, &analysis, &AppOptions::new("long"), &root.join("apps/long")).unwrap();
     let outcome = synthesize_tasks(&app.dir, &root.join("suite")).unwrap();
     let text = fs::read_to_string(root.join("suite/tasks/long_read_setting_39.toml")).unwrap_or_else(|e| {
         panic!("no task about the last row ({e}): kept {:?}, dropped {:?}", outcome.kept, outcome.dropped)
@@ -302,5 +282,31 @@ fn values_further_down_a_long_screen_are_asked_with_a_scroll() {
     assert!(text.contains(r#""scroll_to ~\"Setting 39\"","#), "{text}");
     assert!(text.contains("normalized = \"Value 39\""), "{text}");
     assert!(outcome.kept.iter().any(|k| k == "long.read_setting_39"));
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn the_long_tail_can_be_left_out() {
+    let root = tmp("p0");
+    let traces = clock();
+    let analysis = analyze(&traces);
+    let options = AppOptions { min_priority: phonebench_traces::Priority::P0, ..AppOptions::new("clock") };
+    let app = synthesize_app(&traces, &analysis, &options, &root.join("apps/clock")).unwrap();
+    let full = build(&traces, "clock", &root.join("all"));
+    assert!(app.screens.len() < full.screens.len(), "{} vs {}", app.screens.len(), full.screens.len());
+    // Only must-build pages, plus the entry; no transition leads out of the app.
+    let must: Vec<&str> = analysis
+        .pages
+        .iter()
+        .filter(|p| p.priority == phonebench_traces::Priority::P0)
+        .map(|p| p.id.as_str())
+        .collect();
+    for s in &app.screens {
+        assert!(must.contains(&s.page.as_str()) || s.name == app.entry, "{} is not P0", s.name);
+    }
+    let names: Vec<&str> = app.screens.iter().map(|s| s.name.as_str()).collect();
+    assert!(app.transitions.iter().all(|t| names.contains(&t.to.as_str())));
+    let fidelity = measure(&app, &traces, &analysis).unwrap();
+    assert_eq!(fidelity.screens_open, app.screens.len());
     let _ = fs::remove_dir_all(&root);
 }
