@@ -74,13 +74,9 @@ pub fn run_ingest(args: &IngestArgs) -> Result<usize> {
     for problem in &ingested.problems {
         eprintln!("skipped: {problem}");
     }
-    out!(
-        "{} trace(s) into {} ({} problem(s))",
-        ingested.traces.len(),
-        args.out.display(),
-        ingested.problems.len()
-    )?;
-    Ok(ingested.problems.len())
+    let problems = ingested.problem_count();
+    out!("{} trace(s) into {} ({} problem(s))", ingested.traces.len(), args.out.display(), problems)?;
+    Ok(problems)
 }
 
 /// Refuses to write the HTML view over the database it was made from, or over any existing
@@ -90,7 +86,16 @@ fn refuse_overwrite(html: &std::path::Path, db: &std::path::Path) -> Result<()> 
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
-    if same {
+    // Its journal files are the database too (a live ingest writes them).
+    let journal = html.file_name().zip(db.file_name()).is_some_and(|(h, d)| {
+        ["-wal", "-shm", "-journal"].iter().any(|suffix| {
+            let mut name = d.to_os_string();
+            name.push(suffix);
+            h == name
+        })
+    }) && html.parent().map(std::fs::canonicalize).and_then(Result::ok)
+        == db.parent().map(std::fs::canonicalize).and_then(Result::ok);
+    if same || journal {
         anyhow::bail!("--html {} is the traces database itself: choose another file", html.display());
     }
     if let Ok(meta) = std::fs::symlink_metadata(html) {

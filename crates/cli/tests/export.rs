@@ -335,7 +335,31 @@ fn tampered_runs_and_bad_outputs_are_refused() {
         "the error names the path: {e}"
     );
     let e = export_fails(&run, &["--format", "sft", "--out", run.join("results.sqlite").to_str().unwrap()]);
-    assert!(e.contains("would overwrite the run's own results.sqlite"), "{e}");
+    assert!(e.contains("would write over the run's own `results.sqlite`"), "{e}");
+    // Spellings through a folder that does not exist, and the run's other files, are refused
+    // too; what was there is untouched.
+    let before = std::fs::read(run.join("results.sqlite")).unwrap();
+    let sneaky = format!("{}/nonexistent/../results.sqlite", run.display());
+    let e = export_fails(&run, &["--format", "sft", "--out", &sneaky]);
+    assert!(e.contains("run's own `results.sqlite`"), "{e}");
+    assert_eq!(std::fs::read(run.join("results.sqlite")).unwrap(), before);
+    for own in ["episodes.jsonl", "report/index.html"] {
+        let e = export_fails(&run, &["--format", "sft", "--out", run.join(own).to_str().unwrap()]);
+        assert!(e.contains("run's own"), "{own}: {e}");
+    }
+    // Outside the run: an existing file that is not an export, or a README that is not our
+    // card beside the output, is never replaced.
+    let elsewhere =
+        run.parent().unwrap().join(format!("{}-elsewhere", run.file_name().unwrap().to_string_lossy()));
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("notes.txt"), "mine").unwrap();
+    let e = export_fails(&run, &["--format", "sft", "--out", elsewhere.join("notes.txt").to_str().unwrap()]);
+    assert!(e.contains("not a JSON Lines export"), "{e}");
+    std::fs::write(elsewhere.join("README.md"), "# my project").unwrap();
+    let e = export_fails(&run, &["--format", "sft", "--out", elsewhere.join("data.jsonl").to_str().unwrap()]);
+    assert!(e.contains("not a phonebench dataset card"), "{e}");
+    assert_eq!(std::fs::read_to_string(elsewhere.join("README.md")).unwrap(), "# my project");
+    let _ = std::fs::remove_dir_all(&elsewhere);
 
     let db = rusqlite::Connection::open(run.join("results.sqlite")).unwrap();
     let key = &episodes[0].0;

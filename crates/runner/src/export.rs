@@ -36,6 +36,8 @@ use crate::results::{
 pub const EXPORT_DIR: &str = "export";
 /// The dataset card's file name (what the Hugging Face Hub shows for a dataset).
 pub const CARD_FILE: &str = "README.md";
+/// A line every card we write holds, so an export never replaces someone else's README.
+pub const CARD_MARK: &str = "<!-- written by phonebench export -->";
 /// The folder, beside the exported file, that `--images path` copies screenshots into.
 pub const IMAGES_DIR: &str = "images";
 /// The largest screenshot an export reads: a stored path naming something bigger is refused
@@ -373,6 +375,29 @@ pub fn export(dir: &Path, options: &ExportOptions) -> Result<ExportSummary, Expo
                 rows.iter().filter(|r| r.trial == earlier).count().saturating_sub(1);
         }
         let trial: Vec<&StepResult> = rows.iter().filter(|r| r.trial == last_trial).collect();
+        // What the runner writes: steps numbered 0, 1, 2… in each trial, observations within
+        // the stored cap. Anything else was edited: refused rather than made into records.
+        for (i, row) in trial.iter().enumerate() {
+            let bad = |why: String| ExportError::BadStep {
+                db: db_path.clone(),
+                key: episode.key.clone(),
+                step: row.step,
+                why,
+            };
+            if row.step as usize != i {
+                return Err(bad(format!(
+                    "trial {last_trial} has step {} where step {i} belongs (the database was edited?)",
+                    row.step
+                )));
+            }
+            if row.observation.len() > crate::episode::MAX_STORED_OBSERVATION_BYTES + 1024 {
+                return Err(bad(format!(
+                    "the observation is {} bytes, over the {} the runner stores (the database was edited?)",
+                    row.observation.len(),
+                    crate::episode::MAX_STORED_OBSERVATION_BYTES
+                )));
+            }
+        }
         let n = (episode.steps as usize).min(trial.len().saturating_sub(1));
         let mut steps = Vec::with_capacity(n);
         for row in &trial[..n] {
@@ -457,8 +482,95 @@ pub fn export(dir: &Path, options: &ExportOptions) -> Result<ExportSummary, Expo
     Ok(summary)
 }
 
-/// Refuses an output that would overwrite the run's own files.
+/// `path` made absolute and with `.` and `..` resolved by its text (a folder that does not
+/// exist cannot hide a `..`), then with its longest existing ancestor canonicalised (links in
+/// it resolved).
+fn real_path(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut lexical = PathBuf::new();
+    for c in absolute.components() {
+        match c {
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            Component::CurDir => {}
+            other => lexical.push(other.as_os_str()),
+        }
+    }
+    let mut existing = lexical.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match existing.file_name() {
+            Some(name) => rest.push(name.to_os_string()),
+            None => break,
+        }
+        if !existing.pop() {
+            break;
+        }
+    }
+    let mut real = std::fs::canonicalize(&existing).unwrap_or(existing);
+    for name in rest.into_iter().rev() {
+        real.push(name);
+    }
+    real
+}
+
+/// Refuses an output that could overwrite anything but an earlier export: inside the run
+/// folder only `export/` is ours to write; an existing file must be a regular JSON Lines file
+/// (an earlier export); a card (`README.md`) already beside it must be one of ours.
 fn check_out(dir: &Path, file: &Path) -> Result<(), ExportError> {
+    let refuse = |why: String| Err(ExportError::Options(format!("{}: {why}", file.display())));
+    let real = real_path(file);
+    let run = real_path(dir);
+    // Inside the run folder, nothing of the run's own may be written over: its database and
+    // journal files, episodes.jsonl, probes.jsonl, the lock, report/ and screenshots/ (checked
+    // on the path with `..` and links resolved, so no spelling gets around it).
+    if let Ok(inside) = real.strip_prefix(&run) {
+        let first = inside
+            .components()
+            .next()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let own = [DB_FILE, JSONL_FILE, "probes.jsonl", crate::results::LOCK_FILE, "report", "screenshots"];
+        if own.contains(&first.as_str())
+            || first.starts_with(&format!("{DB_FILE}-"))
+            || inside.as_os_str().is_empty()
+        {
+            return refuse(format!(
+                "--out would write over the run's own `{first}`: refused (choose another file)"
+            ));
+        }
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(&real) {
+        if !meta.is_file() {
+            return refuse(
+                "--out names something that is not a regular file (a folder, device or link): refused".into(),
+            );
+        }
+        let mut head = [0u8; 1];
+        let looks_like_export = meta.len() == 0
+            || std::fs::File::open(&real).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).is_ok()
+                && head[0] == b'{';
+        if !looks_like_export {
+            return refuse("--out exists and is not a JSON Lines export: refused (choose a new file)".into());
+        }
+    }
+    if let Some(parent) = real.parent() {
+        let card = parent.join(CARD_FILE);
+        if let Ok(text) = std::fs::read_to_string(&card)
+            && !text.contains(CARD_MARK)
+        {
+            return refuse(format!(
+                "{} beside it is not a phonebench dataset card and would be replaced: refused (choose another folder)",
+                card.display()
+            ));
+        }
+    }
     if file.file_name().is_none() || file.as_os_str().to_string_lossy().ends_with('/') {
         return Err(ExportError::Options(format!("{}: --out must name a file", file.display())));
     }
@@ -590,7 +702,7 @@ fn system_prompt(syntax: Syntax) -> String {
         }
     };
     format!(
-        "You operate an Android phone to reach the user's goal. Each turn you get the goal, your previous actions and the current screen; elements are named by their [index]. Reply with exactly one action, written in {how}."
+        "You operate an Android phone to reach the user's goal. Each turn you get the goal, your previous actions and the current screen (its screenshot and its elements). Reply with exactly one action, written in {how}; an action names an element by its index or by a point on the screenshot in pixels."
     )
 }
 
@@ -697,6 +809,9 @@ fn trajectory_records(
             "raw": step.row.raw,
             "reward": if last { reward } else { 0.0 },
             "done": last,
+            // Gymnasium's distinction: the episode was cut off (step budget, time limit), not
+            // ended by the agent or the task.
+            "truncated": last && matches!(episode.end.as_str(), "budget" | "timeout"),
             "success": episode.success,
         });
         push_line(text, &record);
@@ -783,6 +898,8 @@ fn dataset_card(config: &RunConfig, options: &ExportOptions, summary: &ExportSum
         yaml(&format!("phonebench {} {}", config.suite, config.agent))
     ));
     card.push_str("---\n\n");
+    card.push_str(CARD_MARK);
+    card.push_str("\n\n");
 
     let or_dash = |s: &str| if s.is_empty() { "-".to_string() } else { format!("`{s}`") };
     card.push_str(&format!(

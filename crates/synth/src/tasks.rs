@@ -337,7 +337,8 @@ struct TaskText<'a> {
     category: &'a str,
     app: &'a str,
     reference: Vec<String>,
-    tags: (&'a str, &'a [&'a str], &'a str),
+    /// (perception, intent) tags; the actions come from the reference.
+    tags: (&'a str, &'a str),
     criteria: Vec<String>,
 }
 
@@ -370,12 +371,26 @@ fn render_task(t: &TaskText) -> String {
         "length = \"{length}\"\ndepth = \"{depth}\"\napps = \"single\"\ngoal = \"explicit\"\ndeterminism = \"static\""
     );
     let _ = writeln!(s, "perception = \"{}\"", t.tags.0);
+    // The actions the reference really takes (a value read on the first screen needs no tap).
+    let mut actions: Vec<&str> = Vec::new();
+    for line in &t.reference {
+        let kind = match line.split_whitespace().next().unwrap_or("") {
+            "tap" => "tap",
+            "type" | "append" => "type",
+            "scroll" | "scroll_to" | "swipe" => "scroll",
+            "answer" => "answer",
+            _ => continue,
+        };
+        if !actions.contains(&kind) {
+            actions.push(kind);
+        }
+    }
     let _ = writeln!(
         s,
         "actions = [{}]",
-        t.tags.1.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")
+        actions.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")
     );
-    let _ = writeln!(s, "memory = \"none\"\nknowledge = \"none\"\nintent = [\"{}\"]", t.tags.2);
+    let _ = writeln!(s, "memory = \"none\"\nknowledge = \"none\"\nintent = [\"{}\"]", t.tags.1);
     for c in &t.criteria {
         let _ = writeln!(s, "\n[[criteria]]\n{c}");
     }
@@ -433,7 +448,7 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
             let t = n.text.trim();
             plain(t)
                 && !t.contains('\n')
-                && t.chars().count() >= 3
+                && t.chars().filter(|c| c.is_alphabetic()).count() >= 3
                 && text_screens.get(t).is_some_and(|s| s.len() == 1)
         });
         let Some(node) = titled else { continue };
@@ -448,7 +463,7 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
                 category: "completion",
                 app,
                 reference: path_lines(r),
-                tags: ("text", &["tap"], "navigate"),
+                tags: ("text", "navigate"),
                 criteria: vec![format!(
                     "name = {}\nscreen = {{ app = {}, screen = {} }}",
                     toml_str(&format!("the screen showing {text}")),
@@ -509,7 +524,7 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
                 category: "retrieval",
                 app,
                 reference,
-                tags: ("text", &["tap", "answer"], "read"),
+                tags: ("text", "read"),
                 criteria: vec![format!(
                     "name = {}\nanswer = {{ normalized = {} }}",
                     toml_str(&format!("the value shown with {l}")),
@@ -572,7 +587,7 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
                 category: "completion",
                 app,
                 reference,
-                tags: ("state", &["tap"], "configure"),
+                tags: ("state", "configure"),
                 criteria: vec![
                     format!("name = {}\nstate = {{ app = {}, sql = {}, equals = {want} }}", toml_str(&format!("{text} is {}", if want == 1 { "on" } else { "off" })), toml_str(app), toml_str(&format!("SELECT checked FROM toggles WHERE slot = '{}'", slot.replace('\'', "''")))),
                     format!("name = \"no other switch changed\"\nguard = true\nchanges = {{ app = {}, table = \"toggles\", updated = {{ max = 1 }} }}", toml_str(app)),
@@ -616,7 +631,7 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
                 category: "completion",
                 app,
                 reference,
-                tags: ("text", &["tap", "type"], "update"),
+                tags: ("text", "update"),
                 criteria: vec![format!(
                     "name = \"the field holds the text\"\nstate = {{ app = {}, sql = {}, equals = {} }}",
                     toml_str(app),

@@ -300,6 +300,11 @@ impl Ingested {
         }
     }
 
+    /// How many problems were met, listed or not.
+    pub fn problem_count(&self) -> usize {
+        self.per_file.values().sum()
+    }
+
     /// Adds everything `other` read.
     pub fn extend(&mut self, other: Ingested) {
         self.traces.extend(other.traces);

@@ -63,7 +63,10 @@ pub fn read(path: &Path) -> Ingested {
         TraceKind::Graph
     } else {
         if builder.screens.is_empty() {
-            out.problem(path, "no utg.js, states/ or events/ here: not a DroidBot output folder");
+            // A utg.js that failed to read has been reported already.
+            if utg_file.is_none() {
+                out.problem(path, "no utg.js, states/ or events/ here: not a DroidBot output folder");
+            }
             return out;
         }
         TraceKind::Graph
@@ -71,13 +74,16 @@ pub fn read(path: &Path) -> Ingested {
     let package = utg.as_ref().and_then(|u| u.get("app_package")).and_then(Value::as_str).map(str::to_string);
     let screens = builder.finish();
     if screens.is_empty() {
-        out.problem(path, "no screen could be read");
+        if out.problems.is_empty() {
+            out.problem(path, "no screen could be read");
+        }
         return out;
     }
     out.traces.push(Trace {
         format: TraceFormat::Droidbot,
         name: stem(&dir),
-        origin: path.display().to_string(),
+        // The output folder, also when its utg.js was named: one recording, one origin.
+        origin: dir.display().to_string(),
         package,
         instruction: None,
         kind,
