@@ -26,7 +26,7 @@ use phonebench_actions::{Action, FinishStatus, Key, Point, Swipe, Target};
 use phonebench_uitree::{Bounds, Node, NodeId, TreeBuilder, UiTree};
 use serde_json::Value;
 
-use crate::limits::{MAX_VIEWS, is_real_dir, is_real_file, read_screenshot, read_text};
+use crate::limits::{MAX_VIEWS, read_screenshot, read_text};
 use crate::model::{
     Detail, ElementRef, Ingested, Screenshot, Trace, TraceFormat, TraceKind, TraceScreen, TraceStep,
 };
@@ -40,21 +40,7 @@ const MAX_DEPTH: usize = 8;
 
 /// Reads an AITZ episode JSON file, or every `.json` file under a folder (sorted).
 pub fn read(path: &Path) -> Ingested {
-    let mut out = Ingested::default();
-    if is_real_file(path) {
-        read_file(path, &mut out);
-    } else if is_real_dir(path) {
-        let files = crate::read::files_under(path, &["json"], MAX_DEPTH, &mut out);
-        if files.is_empty() {
-            out.problem(path, "no .json files here: not Android-in-the-Zoo episodes");
-        }
-        for file in files {
-            read_file(&file, &mut out);
-        }
-    } else {
-        out.problem(path, "not a file or folder (or a symbolic link, which is refused)");
-    }
-    out
+    crate::read::file_or_folder(path, &["json"], MAX_DEPTH, "Android-in-the-Zoo episodes", read_file)
 }
 
 fn read_file(file: &Path, out: &mut Ingested) {

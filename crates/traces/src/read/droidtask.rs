@@ -13,28 +13,14 @@ use std::path::Path;
 use phonebench_actions::{Action, FinishStatus, Key, Point, Target};
 use serde_yaml_ng::Value;
 
-use crate::limits::{MAX_NESTING, is_real_dir, is_real_file, read_text_max};
+use crate::limits::{MAX_NESTING, read_text_max};
 use crate::model::{Detail, ElementRef, Ingested, Trace, TraceFormat, TraceKind, TraceScreen, TraceStep};
 use crate::read::stem;
 use crate::views::{OUTLINE_ROW, OUTLINE_TOP, OUTLINE_WIDTH, OutlineElement, tree_from_outline};
 
 /// Reads a DroidTask YAML file, or every `.yaml` / `.yml` file under a folder (sorted).
 pub fn read(path: &Path) -> Ingested {
-    let mut out = Ingested::default();
-    if is_real_file(path) {
-        read_file(path, &mut out);
-    } else if is_real_dir(path) {
-        let files = crate::read::files_under(path, &["yaml", "yml"], 8, &mut out);
-        if files.is_empty() {
-            out.problem(path, "no .yaml files here: not DroidTask data");
-        }
-        for file in files {
-            read_file(&file, &mut out);
-        }
-    } else {
-        out.problem(path, "not a file or folder (or a symbolic link, which is refused)");
-    }
-    out
+    crate::read::file_or_folder(path, &["yaml", "yml"], 8, "DroidTask data", read_file)
 }
 
 fn read_file(file: &Path, out: &mut Ingested) {
@@ -318,7 +304,5 @@ mod tests {
         assert_eq!(e[4].element.class, "android.widget.TextView");
         assert!(parse_state("<button id=1>never closed").is_err());
         assert!(parse_state("<button>no id</button>").is_err());
-        let _ = Detail::Full;
-        let _ = is_real_dir;
     }
 }

@@ -138,6 +138,34 @@ pub fn trace_folders(
     found
 }
 
+/// Reads `path` with `read_file` when it is a file, or every file under it whose extension is
+/// one of `extensions` (sorted, at most `max_depth` folders deep); `what` names the data for
+/// the problem of a folder that holds none.
+pub fn file_or_folder(
+    path: &Path,
+    extensions: &[&str],
+    max_depth: usize,
+    what: &str,
+    read_file: impl Fn(&Path, &mut Ingested),
+) -> Ingested {
+    let mut out = Ingested::default();
+    if is_real_file(path) {
+        read_file(path, &mut out);
+    } else if is_real_dir(path) {
+        let files = files_under(path, extensions, max_depth, &mut out);
+        if files.is_empty() {
+            let listed: Vec<String> = extensions.iter().map(|e| format!(".{e}")).collect();
+            out.problem(path, format!("no {} files here: not {what}", listed.join(" or ")));
+        }
+        for file in files {
+            read_file(&file, &mut out);
+        }
+    } else {
+        out.problem(path, "not a file or folder (or a symbolic link, which is refused)");
+    }
+    out
+}
+
 /// The files under `dir` whose extension is one of `extensions`, in name order, searched at most
 /// `max_depth` folders deep. A matching name that is not a regular file (a symbolic link, a
 /// FIFO) is reported and skipped, as is a folder deeper than the limit.
