@@ -464,12 +464,18 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
                 app,
                 reference: path_lines(r),
                 tags: ("text", "navigate"),
-                criteria: vec![format!(
-                    "name = {}\nscreen = {{ app = {}, screen = {} }}",
-                    toml_str(&format!("the screen showing {text}")),
-                    toml_str(app),
-                    toml_str(&r.screen)
-                )],
+                criteria: vec![
+                    format!(
+                        "name = {}\nscreen = {{ app = {}, screen = {} }}",
+                        toml_str(&format!("the screen showing {text}")),
+                        toml_str(app),
+                        toml_str(&r.screen)
+                    ),
+                    // Being on the screen when the step budget runs out is luck, not arrival:
+                    // the agent must end there by finishing.
+                    "name = \"the agent finished there\"\nguard = true\nfinish = { status = \"complete\" }"
+                        .to_string(),
+                ],
             }),
         });
     }
