@@ -253,7 +253,7 @@ pub fn run_synthesize_app(args: &SynthesizeAppArgs) -> Result<bool> {
         ..phonebench_synth::AppOptions::new(id)
     };
     let app = phonebench_synth::synthesize_app(&traces, &analysis, &options, &args.out)?;
-    let fidelity = phonebench_synth::fidelity::measure(&app, &traces, &analysis)?;
+    let fidelity = phonebench_synth::fidelity::measure(&app, &traces)?;
     let all_open = fidelity.screens_open == fidelity.screens.len();
     if args.json {
         out!("{}", serde_json::json!({ "app": app, "fidelity": fidelity }))?;

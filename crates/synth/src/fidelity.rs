@@ -16,7 +16,7 @@ use std::path::Path;
 use phonebench_actions::{Action, Point, Target};
 use phonebench_apps::{AppPackage, Catalog};
 use phonebench_phone::{Phone, PhoneConfig};
-use phonebench_traces::analyze::{Analysis, similarity, structure};
+use phonebench_traces::analyze::{similarity, structure};
 use phonebench_traces::read::find_element;
 use phonebench_traces::{ElementRef, Trace};
 use phonebench_uitree::UiTree;
@@ -108,7 +108,7 @@ fn screen_now(phone: &Phone) -> String {
 }
 
 /// Measures a generated app (see the module doc).
-pub fn measure(app: &SynthApp, traces: &[Trace], analysis: &Analysis) -> Result<Fidelity, SynthError> {
+pub fn measure(app: &SynthApp, traces: &[Trace]) -> Result<Fidelity, SynthError> {
     let mut phone = phone_for(&app.dir)?;
     let none = BTreeMap::new();
     let mut screens = Vec::new();
@@ -144,7 +144,6 @@ pub fn measure(app: &SynthApp, traces: &[Trace], analysis: &Analysis) -> Result<
     } else {
         open.iter().map(|s| s.similarity).sum::<f64>() / open.len() as f64
     };
-    let _ = analysis;
     let mut transitions = Vec::new();
     let mut not_replayable = 0;
     for tr in &app.transitions {

@@ -75,7 +75,7 @@ fn qqmusic_becomes_an_app_with_tasks_that_validate() {
     // The package the screens show (the UTG's app handed over to the WebView shell).
     assert_eq!(app.package, "org.chromium.webview_shell");
     assert_eq!(app.screens.len(), 3, "the launcher is not part of the app");
-    let fidelity = measure(&app, &traces, &analysis).unwrap();
+    let fidelity = measure(&app, &traces).unwrap();
     assert_eq!(fidelity.screens_open, 3, "{:?}", fidelity.screens);
     assert_eq!((fidelity.reproduced, fidelity.transitions.len()), (3, 3), "{:?}", fidelity.transitions);
     assert!(fidelity.mean_similarity > 0.3, "{}", fidelity.mean_similarity);
@@ -111,13 +111,12 @@ fn qqmusic_becomes_an_app_with_tasks_that_validate() {
 fn the_clock_data_becomes_an_app_with_tasks_of_every_kind() {
     let root = tmp("clock");
     let traces = clock();
-    let analysis = analyze(&traces);
     let app = build(&traces, "clock", &root);
     assert_eq!(app.package, "com.simplemobiletools.clock");
     assert!(app.screens.len() >= 8, "{}", app.screens.len());
     // The main activity is where the app starts: the run enters it from the launcher.
     assert!(app.entry.contains("main"), "{}", app.entry);
-    let fidelity = measure(&app, &traces, &analysis).unwrap();
+    let fidelity = measure(&app, &traces).unwrap();
     assert_eq!(fidelity.screens_open, app.screens.len(), "{:?}", fidelity.screens);
     assert!(fidelity.transitions.len() >= 20);
     assert!(fidelity.transition_share() >= 0.5, "{:?}", fidelity.transitions);
@@ -306,7 +305,7 @@ fn the_long_tail_can_be_left_out() {
     }
     let names: Vec<&str> = app.screens.iter().map(|s| s.name.as_str()).collect();
     assert!(app.transitions.iter().all(|t| names.contains(&t.to.as_str())));
-    let fidelity = measure(&app, &traces, &analysis).unwrap();
+    let fidelity = measure(&app, &traces).unwrap();
     assert_eq!(fidelity.screens_open, app.screens.len());
     let _ = fs::remove_dir_all(&root);
 }
