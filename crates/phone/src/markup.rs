@@ -242,6 +242,18 @@ fn defaults(view: &mut View, tag: &str, d: f32) {
     }
 }
 
+/// Whether `value` is a Java class name (`android.widget.TextView`, `a.Outer$Inner`), what the
+/// `class` attribute accepts.
+pub fn is_class_name(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 200
+        && value.split(['.', '$']).all(|part| {
+            let mut chars = part.chars();
+            chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
 /// The key of the package picture `asset:NAME` names.
 fn asset_key(value: &str, assets: &BTreeMap<String, String>) -> Result<String, String> {
     let name = value.trim().strip_prefix(phonebench_pixels::assets::ASSET).unwrap_or(value).trim();
@@ -287,14 +299,7 @@ fn apply_attribute(
         // The node's class as agents see it, keeping the tag's behaviour: an app rebuilt from a
         // recording shows `AppCompatTextView` where the real one did.
         "class" => {
-            let ok = !value.is_empty()
-                && value.len() <= 200
-                && value.split(['.', '$']).all(|part| {
-                    let mut chars = part.chars();
-                    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-                });
-            if !ok {
+            if !is_class_name(value) {
                 return Err(format!("`{value}` is not a class name (`android.widget.TextView`)"));
             }
             view.class = value.to_string();

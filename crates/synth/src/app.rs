@@ -28,7 +28,8 @@ use phonebench_traces::{Detail, ElementRef, Trace};
 use phonebench_uitree::{Node, NodeId, UiTree, WindowKind};
 use serde::Serialize;
 
-use crate::SynthError;
+use crate::{SynthError, slug, toml_str};
+use phonebench_phone::markup::is_class_name;
 
 /// Deepest nesting written into a screen (the phone's layout allows 64; the loop and the
 /// root take some).
@@ -176,38 +177,15 @@ pub fn app_pages(analysis: &Analysis, package: &str) -> Vec<usize> {
 
 /// A screen name from a page: its id and a slug of its title (`p7_settings`).
 fn screen_name(id: &str, title: &str) -> String {
-    let mut slug = String::new();
-    for c in title.chars() {
-        if c.is_ascii_alphanumeric() {
-            slug.push(c.to_ascii_lowercase());
-        } else if !slug.ends_with('_') && !slug.is_empty() {
-            slug.push('_');
-        }
-        if slug.len() >= 24 {
-            break;
-        }
-    }
-    let slug = slug.trim_end_matches('_');
+    let slug = slug(title, 24);
     if slug.is_empty() { id.to_string() } else { format!("{id}_{slug}") }
 }
 
-/// SQL string literal.
 /// SQL string literal of recorded text (control characters other than line breaks and tabs
 /// dropped: a NUL would cut the seed's statement short).
 fn sql_str(s: &str) -> String {
     let clean: String = s.chars().filter(|c| !c.is_control() || matches!(c, '\n' | '\t')).collect();
     format!("'{}'", clean.replace('\'', "''"))
-}
-
-/// Whether recorded `class` can be kept with `class=` (the layout accepts Java class names only).
-fn is_class_name(class: &str) -> bool {
-    !class.is_empty()
-        && class.len() <= 200
-        && class.split(['.', '$']).all(|part| {
-            let mut chars = part.chars();
-            chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        })
 }
 
 /// XML attribute value (the template's output is XML; literal text in templates is escaped
@@ -655,13 +633,7 @@ pub fn synthesize_app(
         c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
     });
     // The manifest's package: the recorded one when it is a package name, else ours.
-    let valid_package = !package.is_empty()
-        && package.len() <= 200
-        && package.split('.').all(|part| {
-            let mut c = part.chars();
-            c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
-                && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        });
+    let valid_package = is_class_name(&package) && !package.contains('$');
     let manifest_package =
         if valid_package { package.clone() } else { format!("phonebench.generated.{}", options.id) };
     let manifest = format!(
@@ -708,10 +680,6 @@ fn extra_element(element: &ElementRef, action: &str, indent: usize) -> String {
         let _ = write!(attrs, " desc=\"{}\"", xml_attr(desc));
     }
     format!("{}<{tag}{attrs} on-click=\"{action}\"/>\n", "  ".repeat(indent))
-}
-
-fn toml_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
 const SEARCH_RESULTS: &str = r#"{# Search over the app's recorded content (BM25, content/content.jsonl). #}

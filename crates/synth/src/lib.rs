@@ -15,6 +15,28 @@ pub mod tasks;
 
 pub use app::{AppOptions, SynthApp, synthesize_app};
 
+/// A TOML basic string (JSON's string syntax is valid TOML).
+pub(crate) fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// Lower-case ASCII letters and digits of `text`, other runs as one `_`, at most `max` long:
+/// names for screens and task ids.
+pub(crate) fn slug(text: &str, max: usize) -> String {
+    let mut s = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if !s.ends_with('_') && !s.is_empty() {
+            s.push('_');
+        }
+        if s.len() >= max {
+            break;
+        }
+    }
+    s.trim_end_matches('_').to_string()
+}
+
 /// Why synthesis failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SynthError {

@@ -26,8 +26,8 @@ use phonebench_tasks::reference::{Selector, SelectorTerm};
 use phonebench_uitree::{NodeId, UiTree, WindowKind};
 use serde::Serialize;
 
-use crate::SynthError;
 use crate::fidelity::{crash_message, phone_for};
+use crate::{SynthError, slug, toml_str};
 
 /// Most taps the exploration makes.
 pub const MAX_TAPS: usize = 3000;
@@ -128,10 +128,6 @@ fn quote(text: &str) -> String {
 /// Whether a text can go into a goal, answer or selector literally (they are templates there).
 fn plain(text: &str) -> bool {
     !text.is_empty() && !text.contains(['{', '}']) && !text.contains("{%") && text.chars().count() <= 80
-}
-
-fn toml_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
 /// App content nodes: visible, non-empty, in an application window.
@@ -397,21 +393,6 @@ fn render_task(t: &TaskText) -> String {
     s
 }
 
-fn slug(text: &str) -> String {
-    let mut s = String::new();
-    for c in text.chars() {
-        if c.is_ascii_alphanumeric() {
-            s.push(c.to_ascii_lowercase());
-        } else if !s.ends_with('_') && !s.is_empty() {
-            s.push('_');
-        }
-        if s.len() >= 28 {
-            break;
-        }
-    }
-    s.trim_end_matches('_').to_string()
-}
-
 /// At most `max` of `items`, evenly spread over them (first and last included), so that a long
 /// screen's rows are asked about from top to bottom rather than only the first ones.
 fn spread<T: Copy>(items: &[T], max: usize) -> Vec<T> {
@@ -455,10 +436,10 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
         let text = node.text.trim();
         nav += 1;
         out.push(Proposal {
-            id: format!("{app}.open_{}", slug(&r.screen)),
+            id: format!("{app}.open_{}", slug(&r.screen, 28)),
             kind: "navigation".into(),
             toml: render_task(&TaskText {
-                id: format!("{app}.open_{}", slug(&r.screen)),
+                id: format!("{app}.open_{}", slug(&r.screen, 28)),
                 goal: format!("In {label}, go to the screen that shows \u{201c}{text}\u{201d}."),
                 category: "completion",
                 app,
@@ -518,7 +499,7 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
             reference.push(format!("scroll_to ~{}", quote(l)));
         }
         reference.push(format!("answer {}", quote(v)));
-        let id = format!("{app}.read_{}", slug(l));
+        let id = format!("{app}.read_{}", slug(l, 28));
         out.push(Proposal {
             id: id.clone(),
             kind: "retrieval".into(),
@@ -578,7 +559,7 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
         let mut reference = path_lines(r);
         reference.push(format!("tap {selector}"));
         let want = 1 - checked.clamp(0, 1);
-        let id = format!("{app}.toggle_{}", slug(&text));
+        let id = format!("{app}.toggle_{}", slug(&text, 28));
         toggled += 1;
         out.push(Proposal {
             id: id.clone(),
@@ -625,7 +606,7 @@ pub fn propose(phone: &Phone, app: &str, label: &str, reached: &[Reached]) -> Ve
             Some(t) => format!(" on the screen showing \u{201c}{t}\u{201d}"),
             None => String::new(),
         };
-        let id = format!("{app}.fill_{}", slug(&slot));
+        let id = format!("{app}.fill_{}", slug(&slot, 28));
         out.push(Proposal {
             id: id.clone(),
             kind: "field".into(),

@@ -26,7 +26,7 @@ use phonebench_actions::{Action, FinishStatus, Key, Point, Swipe, Target};
 use phonebench_uitree::{Bounds, Node, NodeId, TreeBuilder, UiTree};
 use serde_json::Value;
 
-use crate::limits::{is_real_dir, is_real_file, read_screenshot, read_text};
+use crate::limits::{is_real_file, read_screenshot, read_text};
 use crate::model::{Detail, ElementRef, Ingested, Trace, TraceFormat, TraceKind, TraceScreen, TraceStep};
 use crate::read::droidbot::split_activity;
 use crate::read::stem;
@@ -38,14 +38,10 @@ const MAX_DEPTH: usize = 4;
 /// Reads one LlamaTouch trace folder, or every trace folder under a folder (sorted by name).
 pub fn read(path: &Path) -> Ingested {
     let mut out = Ingested::default();
-    if !is_real_dir(path) {
-        out.problem(
-            path,
-            "not a folder (or a symbolic link, which is refused): expected a LlamaTouch trace folder",
-        );
+    let what = "a LlamaTouch trace folder";
+    let Some(folders) = crate::read::trace_folders(path, MAX_DEPTH, is_trace_folder, what, &mut out) else {
         return out;
-    }
-    let folders = crate::read::trace_folders(path, MAX_DEPTH, is_trace_folder, &mut out);
+    };
     let found = folders.len();
     for (dir, entries) in folders {
         if let Some(trace) = read_trace(&dir, &entries, &mut out) {

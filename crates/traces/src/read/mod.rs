@@ -102,13 +102,19 @@ pub fn find_element(tree: &UiTree, target: &ElementRef) -> Option<NodeId> {
 /// The trace folders under `dir` (itself included), in name order: folders whose entries
 /// `is_trace` recognises, searched at most `max_depth` folders deep; a recognised folder is not
 /// searched further. Symbolic links met on the way are reported, never followed. Returns each
-/// folder with its sorted entries.
+/// folder with its sorted entries; `None` (reported as not being `what`, the data expected)
+/// when `dir` is not a folder.
 pub fn trace_folders(
     dir: &Path,
     max_depth: usize,
     is_trace: impl Fn(&[PathBuf]) -> bool,
+    what: &str,
     out: &mut Ingested,
-) -> Vec<(PathBuf, Vec<PathBuf>)> {
+) -> Option<Vec<(PathBuf, Vec<PathBuf>)>> {
+    if !is_real_dir(dir) {
+        out.problem(dir, format!("not a folder (or a symbolic link, which is refused): expected {what}"));
+        return None;
+    }
     let mut found = Vec::new();
     // (folder, depth), popped in name order.
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
@@ -135,7 +141,7 @@ pub fn trace_folders(
             }
         }
     }
-    found
+    Some(found)
 }
 
 /// Reads `path` with `read_file` when it is a file, or every file under it whose extension is

@@ -22,7 +22,7 @@ use phonebench_actions::{Action, Direction, FinishStatus, Key, Point, Swipe, Tar
 use phonebench_uitree::{Bounds, UiTree};
 use serde_json::{Map, Value};
 
-use crate::limits::{is_real_dir, is_real_file, read_screenshot, read_text};
+use crate::limits::{is_real_file, read_screenshot, read_text};
 use crate::model::{Detail, ElementRef, Ingested, Trace, TraceFormat, TraceKind, TraceScreen, TraceStep};
 use crate::read::find_element;
 
@@ -32,19 +32,12 @@ const MAX_DEPTH: usize = 6;
 /// Reads one SPHINX trajectory folder (with `meta.json`), or every one under a folder.
 pub fn read(path: &Path) -> Ingested {
     let mut out = Ingested::default();
-    if !is_real_dir(path) {
-        out.problem(
-            path,
-            "not a folder (or a symbolic link, which is refused): expected a SPHINX trajectory folder",
-        );
+    let has_meta =
+        |entries: &[PathBuf]| entries.iter().any(|e| e.file_name().is_some_and(|n| n == "meta.json"));
+    let what = "a SPHINX trajectory folder";
+    let Some(folders) = crate::read::trace_folders(path, MAX_DEPTH, has_meta, what, &mut out) else {
         return out;
-    }
-    let folders = crate::read::trace_folders(
-        path,
-        MAX_DEPTH,
-        |entries: &[PathBuf]| entries.iter().any(|e| e.file_name().is_some_and(|n| n == "meta.json")),
-        &mut out,
-    );
+    };
     let found = folders.len();
     for (dir, entries) in folders {
         if let Some(trace) = read_trajectory(&dir, &entries, &mut out) {
