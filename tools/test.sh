@@ -7,6 +7,8 @@
 #   $PHONEBENCH_SHARED: tests read it in place and fail (never skip) without it;
 # - Chromium, for the HTML report's browser tests: the Debian package `chromium`, installed here
 #   when missing (as root or through sudo), or a binary named by $PHONEBENCH_CHROMIUM.
+# - adb, Debian's real adb client, for the device tests against `phonebench fake-adb`: the
+#   Debian package `adb`, installed here when missing;
 # - Node.js and npm, and the npm packages in tools/npm (the MCP reference server
 #   `@modelcontextprotocol/server-everything` and the official TypeScript SDK, for the MCP interop
 #   tests): installed here with `npm ci` from the committed lock file; Node.js from Debian when
@@ -45,6 +47,20 @@ if [ -z "${PHONEBENCH_CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
     exit 1
   fi
   command -v chromium >/dev/null || { echo "tools/test.sh: chromium installed but not on PATH" >&2; exit 1; }
+fi
+
+# Debian's real adb client, for the device tests (crates/cli/tests/device_adb.rs): it talks to
+# `phonebench fake-adb`, which proves our device backend against the real adb protocol.
+if ! command -v adb >/dev/null; then
+  echo "tools/test.sh: installing adb (Debian package) for the device tests"
+  if [ "$(id -u)" -eq 0 ]; then as_root=(env); elif command -v sudo >/dev/null; then as_root=(sudo env); else
+    echo "tools/test.sh: adb is missing and neither root nor sudo is available to install it" >&2
+    exit 1
+  fi
+  "${as_root[@]}" DEBIAN_FRONTEND=noninteractive apt-get update -q \
+    && "${as_root[@]}" DEBIAN_FRONTEND=noninteractive apt-get install -y -q adb \
+    || { echo "tools/test.sh: installing adb failed" >&2; exit 1; }
+  command -v adb >/dev/null || { echo "tools/test.sh: adb installed but not on PATH" >&2; exit 1; }
 fi
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

@@ -13,6 +13,7 @@ macro_rules! out {
     }};
 }
 
+mod device;
 mod export;
 mod mcp;
 mod models;
@@ -23,6 +24,7 @@ mod report;
 mod screenshot;
 mod serve;
 mod sphinx_eval;
+mod sphinx_import;
 mod suite;
 mod traces;
 
@@ -132,6 +134,10 @@ enum Command {
     /// `activities.json`, `evaluator.json`) with upstream's evaluator semantics: one JSON line per
     /// folder. Exits 1 if a folder could not be read (the others still print).
     SphinxEval(sphinx_eval::SphinxEvalArgs),
+    /// Write SPHINX's tasks as a suite of device tasks: one task file per (task, app) pair with a
+    /// ground-truth evaluator, whose criteria are that evaluator. Prints `skipped <id>/<app>:
+    /// <reason>` for pairs that do not import and exits 2 if any was skipped.
+    ImportSphinx(sphinx_import::ImportSphinxArgs),
     /// List the suites (folders and views found by name), and their per-app sub-suites
     /// (`--suite full:maps`).
     Suites {
@@ -175,7 +181,13 @@ enum Command {
         /// Screen size, `WxH` or `WxH@DPI`.
         #[arg(long, default_value = "1080x2400")]
         size: String,
+        #[command(flatten)]
+        device: device::DeviceArgs,
     },
+    /// Serve the simulated phone as an adb server (host protocol: devices, shell and shell v2,
+    /// exec-out, pull), so the real `adb` client and device tools can drive it: `uiautomator
+    /// dump`, `screencap`, `input`, `am start`, `dumpsys window` behave as on a device.
+    FakeAdb(device::FakeAdbArgs),
     /// Save the screen as a PNG: the simulated phone after optional actions, or a real
     /// uiautomator dump; optionally with set-of-marks.
     Screenshot(screenshot::ScreenshotArgs),
@@ -353,6 +365,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::SphinxEval(args) => Ok(ExitCode::from(sphinx_eval::run(&args)?.clamp(0, 255) as u8)),
+        Command::ImportSphinx(args) => {
+            let skipped = sphinx_import::run(&args)?;
+            Ok(if skipped == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_REJECTED) })
+        }
         Command::Probe(args) => {
             Ok(if probe::run(&args)? { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INCOMPLETE) })
         }
@@ -400,7 +416,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             play::list_apps(&play::apps_dir(apps), json)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Play { app, format, seed, apps, query, events, screenshots, size } => {
+        Command::Play { app, format, seed, apps, query, events, screenshots, size, device } => {
+            if let Some(connected) = device.connect()? {
+                if !query.is_empty() || events || screenshots.is_some() {
+                    anyhow::bail!(
+                        "--query, --events and --screenshots read the simulated phone; a device has none of them"
+                    );
+                }
+                let catalog = play::load_catalog(&play::apps_dir(apps))?;
+                let rejected = device::play_device(connected, &catalog, app.as_deref(), format.into())?;
+                return Ok(if rejected > 0 { ExitCode::from(EXIT_REJECTED) } else { ExitCode::SUCCESS });
+            }
             let display = size.parse().map_err(|e: String| anyhow::anyhow!("--size: {e}"))?;
             let options = play::PlayOptions {
                 app,
@@ -413,6 +439,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let rejected = play::play(&play::apps_dir(apps), &options)?;
             Ok(if rejected == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_REJECTED) })
+        }
+        Command::FakeAdb(args) => {
+            device::fake_adb(&args)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::McpServer(args) => {
             mcp::serve_phone(args)?;

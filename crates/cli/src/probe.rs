@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use phonebench_agents::llm::ModelSection;
-use phonebench_probe::generate::generate;
+use phonebench_probe::generate::generate_on;
 use phonebench_probe::item::{DataSource, Mode, ProbeItem, ProbeKind};
 use phonebench_probe::run::{items_digest, stored_configs, stored_results};
 use phonebench_probe::{
@@ -107,6 +107,10 @@ pub struct ProbeArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub endpoint: crate::models::EndpointArgs,
+    /// With --data generated: play the suite's references on this device (its tasks a device
+    /// can judge) and ask about its real screens.
+    #[command(flatten)]
+    pub device: crate::device::DeviceArgs,
 }
 
 /// Loads or generates the items of `probe`.
@@ -141,12 +145,21 @@ fn items(args: &ProbeArgs, probe: ProbeKind) -> Result<(Vec<ProbeItem>, Option<S
                 let suite = crate::suite::load_suite(&args.suite)?;
                 let catalog = crate::play::load_catalog(&crate::play::apps_dir(args.apps.clone()))?;
                 let seed = args.seed.unwrap_or(suite.manifest.seed);
-                let tasks: Vec<&phonebench_tasks::TaskSpec> = suite.tasks.iter().collect();
-                let generated = generate(&catalog, &tasks, seed);
+                let device = args.device.run_device()?;
+                // On a device, the references play there: only tasks a device can judge.
+                let tasks: Vec<&phonebench_tasks::TaskSpec> = suite
+                    .tasks
+                    .iter()
+                    .filter(|t| device.is_none() || t.device_problems().is_empty())
+                    .collect();
+                let generated = generate_on(&catalog, &tasks, seed, device.as_ref().map(|d| &d.open));
                 for note in &generated.skipped {
                     eprintln!("note: left out {note}");
                 }
-                suite_name = Some(format!("{}@{seed}", args.suite));
+                suite_name = Some(match &device {
+                    Some(d) => format!("{}@{seed} on {}", args.suite, d.name),
+                    None => format!("{}@{seed}", args.suite),
+                });
                 match probe {
                     ProbeKind::Knowledge => generated.knowledge,
                     ProbeKind::Completion => generated.completion,

@@ -47,6 +47,8 @@ pub struct ScreenshotArgs {
     /// The PNG to write.
     #[arg(long)]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub device: crate::device::DeviceArgs,
 }
 
 /// Parses the `--som` value.
@@ -67,6 +69,14 @@ pub fn run(args: &ScreenshotArgs) -> Result<()> {
     let given: Option<Display> =
         args.size.as_deref().map(str::parse).transpose().map_err(|e: String| anyhow!("--size: {e}"))?;
     let som = som_style(args.som.as_deref())?;
+    if let Some(device) = args.device.connect()? {
+        if args.xml.is_some() || args.app.is_some() || args.actions.is_some() {
+            anyhow::bail!(
+                "--device takes the device's screen as it is (drive it with `phonebench play --device`)"
+            );
+        }
+        return write_png(&args.out, &crate::device::screenshot_device(device, som)?);
+    }
     if let Some(xml) = &args.xml {
         let bytes = std::fs::read(xml).with_context(|| format!("cannot read {}", xml.display()))?;
         let tree = phonebench_uitree::read_xml_bytes(&bytes)

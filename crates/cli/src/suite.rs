@@ -59,6 +59,8 @@ pub struct RunArgs {
     agent: String,
     #[command(flatten)]
     models: crate::models::ModelArgs,
+    #[command(flatten)]
+    device: crate::device::DeviceArgs,
     /// Save a PNG of every screen of every episode under OUT/screenshots/ (the report shows them).
     #[arg(long)]
     save_screenshots: bool,
@@ -450,6 +452,7 @@ pub fn run(args: &RunArgs) -> Result<bool> {
         stop_after_infrastructure: args.stop_after_infra,
         shard: args.shard,
         mcp: std::sync::Arc::new(mcp.clone()),
+        device: args.device.run_device()?,
     };
     let rt = runtime()?;
     // `outcome.lock` keeps the results folder ours until this function returns: the report is

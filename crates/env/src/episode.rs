@@ -1,10 +1,13 @@
 //! One episode: a task instance on a fresh simulated phone, advanced one agent turn at a time,
 //! recording the [`Trajectory`].
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use phonebench_actions::{Action, Target};
+use phonebench_device::act::KnownApp;
+use phonebench_device::{ActError, Device, DeviceError, DeviceScreen};
 use phonebench_observe::{Observation, ObservationFormat};
 use phonebench_phone::{Catalog, Display, Disturbances, Foreground, Phone, PhoneConfig, PhoneError};
 use phonebench_pixels::ScreenImage;
@@ -73,6 +76,51 @@ pub enum EnvError {
     /// A step was given after the episode ended.
     #[error("the episode has ended")]
     Ended,
+    /// The device failed (or cannot be reached).
+    #[error("device: {0}")]
+    Device(String),
+    /// The task cannot run on a device (its criteria need the simulated phone's databases or
+    /// events, or it sets up SQL).
+    #[error("task `{task}` cannot run on a device: {reasons}")]
+    NotForDevice {
+        /// Task id.
+        task: String,
+        /// Why, one sentence each.
+        reasons: String,
+    },
+}
+
+impl From<DeviceError> for EnvError {
+    fn from(e: DeviceError) -> Self {
+        EnvError::Device(e.to_string())
+    }
+}
+
+/// Opens a device for each episode (`phonebench_device::connect` with the run's address).
+pub type DeviceOpener = Arc<dyn Fn() -> Result<Box<dyn Device>, DeviceError> + Send + Sync>;
+
+/// What the episode runs on.
+#[derive(Debug)]
+enum Backend {
+    /// The simulated phone.
+    Phone(Box<Phone>),
+    /// A real device (or an emulator), through [`Device`].
+    Device(DeviceBackend),
+}
+
+/// A device and what the episode knows about it.
+#[derive(Debug)]
+struct DeviceBackend {
+    /// Shared with the screenshots handed out, which capture only when asked for.
+    device: Arc<Mutex<Box<dyn Device>>>,
+    /// Counts the actions sent: a screenshot asked for after the screen changed is refused.
+    generation: Arc<AtomicU64>,
+    /// The catalog's apps, so `open_app` and screen records know app ids by package.
+    apps: Vec<KnownApp>,
+    /// The last screen read (package and activity of the recorded screen).
+    screen: DeviceScreen,
+    /// The screenshot of the current screen, once taken (a device screenshot costs time).
+    image: Option<ScreenImage>,
 }
 
 /// What the agent learns from a step besides the next screen.
@@ -126,7 +174,7 @@ impl TurnInput {
 /// A running episode.
 #[derive(Debug)]
 pub struct Episode {
-    phone: Phone,
+    backend: Backend,
     task: TaskInstance,
     options: EpisodeOptions,
     user: SimulatedUser,
@@ -187,7 +235,7 @@ impl Episode {
         let tree = phone.shared_tree()?;
         let mut episode = Episode {
             user: SimulatedUser::new(task.facts.clone()),
-            phone,
+            backend: Backend::Phone(Box::new(phone)),
             task: task.clone(),
             options,
             observation,
@@ -199,6 +247,87 @@ impl Episode {
         };
         episode.record_screen();
         Ok(episode)
+    }
+
+    /// Sets up `task` on a real `device`: refuses a task a device cannot judge (state or event
+    /// criteria, SQL setup) or disturbances (the simulated phone's), runs the task's
+    /// `adb_setup` commands, goes home, stops the task's apps and starts the start app (a
+    /// catalog app id is its package; `start.screen` names the activity), then reads the first
+    /// screen. `catalog` only names apps (ids and launcher names to packages).
+    pub fn start_on_device(
+        mut device: Box<dyn Device>,
+        catalog: &Catalog,
+        task: &TaskInstance,
+        options: EpisodeOptions,
+    ) -> Result<Episode, EnvError> {
+        let reasons = task.device_problems();
+        if !reasons.is_empty() {
+            return Err(EnvError::NotForDevice { task: task.task_id.clone(), reasons: reasons.join("; ") });
+        }
+        if options.disturbances != Disturbances::None {
+            return Err(EnvError::NotForDevice {
+                task: task.task_id.clone(),
+                reasons: "disturbances are the simulated phone's; a device shows its own".into(),
+            });
+        }
+        let apps: Vec<KnownApp> = catalog
+            .apps()
+            .iter()
+            .map(|a| KnownApp {
+                id: a.manifest.id.clone(),
+                name: a.manifest.name.clone(),
+                package: a.manifest.package.clone(),
+            })
+            .collect();
+        let package_of = |app: &str| {
+            apps.iter().find(|a| a.id == app).map_or_else(|| app.to_string(), |a| a.package.clone())
+        };
+        let setup_err = |message: String| EnvError::Setup { task: task.task_id.clone(), message };
+        for command in &task.adb_setup {
+            device.run_setup(command).map_err(|e| setup_err(e.to_string()))?;
+        }
+        device.key(&phonebench_actions::Key::Home)?;
+        let mut stopped: Vec<String> = task.apps.iter().map(|a| package_of(a)).collect();
+        if let Some(app) = &task.start.app {
+            stopped.push(package_of(app));
+        }
+        stopped.sort();
+        stopped.dedup();
+        for package in &stopped {
+            device.force_stop(package)?;
+        }
+        if let Some(app) = &task.start.app {
+            device.launch(&package_of(app), task.start.screen.as_deref())?;
+        }
+        let screen = device.screen()?;
+        let observation = phonebench_observe::render(&screen.tree, options.format);
+        let tree = Arc::new(screen.tree.clone());
+        let backend = DeviceBackend {
+            device: Arc::new(Mutex::new(device)),
+            generation: Arc::new(AtomicU64::new(0)),
+            apps,
+            screen,
+            image: None,
+        };
+        let mut episode = Episode {
+            user: SimulatedUser::new(task.facts.clone()),
+            backend: Backend::Device(backend),
+            task: task.clone(),
+            options,
+            observation,
+            tree,
+            trajectory: Trajectory::default(),
+            tracked_apps: Vec::new(),
+            events_seen: 0,
+            deadline: None,
+        };
+        episode.record_screen();
+        Ok(episode)
+    }
+
+    /// Whether the episode runs on a device (not the simulated phone).
+    pub fn on_device(&self) -> bool {
+        matches!(self.backend, Backend::Device(_))
     }
 
     /// The task instance.
@@ -228,12 +357,42 @@ impl Episode {
 
     /// The current screen's picture, drawn only if its pixels are asked for.
     pub fn screen_image(&mut self) -> Result<ScreenImage, EnvError> {
-        Ok(self.phone.screen_image()?)
+        match &mut self.backend {
+            Backend::Phone(phone) => Ok(phone.screen_image()?),
+            Backend::Device(d) => {
+                if let Some(image) = &d.image {
+                    return Ok(image.clone());
+                }
+                // Taken only if someone looks: most agents read text, and a device screenshot
+                // costs real time.
+                let (device, generation) = (d.device.clone(), d.generation.clone());
+                let taken_at = generation.load(Ordering::SeqCst);
+                let (width, height, _) = lock(&d.device)?.display();
+                let image = ScreenImage::captured(
+                    width,
+                    height,
+                    Box::new(move || {
+                        if generation.load(Ordering::SeqCst) != taken_at {
+                            return Err("the screen changed before its picture was taken".into());
+                        }
+                        let mut device =
+                            device.lock().map_err(|_| "the device's lock is poisoned".to_string())?;
+                        device.screenshot_png().map_err(|e| e.to_string())
+                    }),
+                );
+                d.image = Some(image.clone());
+                Ok(image)
+            }
+        }
     }
 
-    /// The phone (read access, e.g. for scripted agents that inspect state).
-    pub fn phone(&self) -> &Phone {
-        &self.phone
+    /// The simulated phone (read access, e.g. for scripted agents that inspect state); `None` on
+    /// a device.
+    pub fn phone(&self) -> Option<&Phone> {
+        match &self.backend {
+            Backend::Phone(phone) => Some(phone),
+            Backend::Device(_) => None,
+        }
     }
 
     /// Turns taken so far.
@@ -257,7 +416,9 @@ impl Episode {
     /// it before each step, as its time budget does not count waiting for models.
     pub fn set_deadline(&mut self, deadline: Option<Instant>) {
         self.deadline = deadline;
-        self.phone.set_deadline(deadline);
+        if let Backend::Phone(phone) = &mut self.backend {
+            phone.set_deadline(deadline);
+        }
     }
 
     /// Whether the deadline has passed.
@@ -286,7 +447,7 @@ impl Episode {
         if repaired_from.is_some() && parsed.is_ok() && self.trajectory.databases_at_first_repair.is_empty() {
             // The "original" episode ends before this step: keep the state it ended in.
             for app in &self.tracked_apps {
-                let bytes = self.phone.database_bytes(app)?;
+                let bytes = self.database_bytes(app)?;
                 self.trajectory.databases_at_first_repair.insert(app.clone(), bytes);
             }
         }
@@ -349,31 +510,57 @@ impl Episode {
                     }
                     device => {
                         record.point = self.action_point(device);
-                        match self.phone.apply(device) {
-                            Ok(outcome) => {
-                                record.hit = outcome.hit;
-                                if !outcome.notes.is_empty() {
-                                    record.feedback = Some(outcome.notes.join("; "));
+                        match &mut self.backend {
+                            Backend::Device(d) => {
+                                match apply_on_device(d, device, &self.observation, &self.tree) {
+                                    Ok(applied) => {
+                                        record.hit = applied.hit;
+                                        if !applied.notes.is_empty() {
+                                            record.feedback = Some(applied.notes.join("; "));
+                                        }
+                                    }
+                                    Err(ActError::Rejected(why)) => {
+                                        record.feedback =
+                                            Some(format!("The action was not performed: {why}"));
+                                        record.rejected = Some(why);
+                                    }
+                                    Err(e @ ActError::NotDeviceAction(_)) => {
+                                        record.rejected = Some(e.to_string())
+                                    }
+                                    Err(ActError::Device(e)) => {
+                                        record.rejected = Some(e.to_string());
+                                        end = Some(EpisodeEnd::Infrastructure {
+                                            message: format!("device: {e}"),
+                                        });
+                                    }
                                 }
                             }
-                            Err(e @ (PhoneError::Target(_) | PhoneError::UnknownApp(..))) => {
-                                record.rejected = Some(e.to_string());
-                                record.feedback = Some(format!("The action was not performed: {e}"));
-                            }
-                            Err(e @ PhoneError::NotDeviceAction(_)) => {
-                                record.rejected = Some(e.to_string());
-                            }
-                            Err(e) if self.past_deadline() => {
-                                // The phone says the time limit stopped it.
-                                record.rejected = Some(e.to_string());
-                                end = Some(EpisodeEnd::Timeout);
-                            }
-                            // An app's failures on its own data reach the agent as the app's
-                            // "keeps stopping" dialog; what is left is the phone itself failing.
-                            Err(e @ (PhoneError::App { .. } | PhoneError::Display(_))) => {
-                                end = Some(EpisodeEnd::Infrastructure { message: e.to_string() });
-                                record.rejected = Some(e.to_string());
-                            }
+                            Backend::Phone(phone) => match phone.apply(device) {
+                                Ok(outcome) => {
+                                    record.hit = outcome.hit;
+                                    if !outcome.notes.is_empty() {
+                                        record.feedback = Some(outcome.notes.join("; "));
+                                    }
+                                }
+                                Err(e @ (PhoneError::Target(_) | PhoneError::UnknownApp(..))) => {
+                                    record.rejected = Some(e.to_string());
+                                    record.feedback = Some(format!("The action was not performed: {e}"));
+                                }
+                                Err(e @ PhoneError::NotDeviceAction(_)) => {
+                                    record.rejected = Some(e.to_string());
+                                }
+                                Err(e) if self.past_deadline() => {
+                                    // The phone says the time limit stopped it.
+                                    record.rejected = Some(e.to_string());
+                                    end = Some(EpisodeEnd::Timeout);
+                                }
+                                // An app's failures on its own data reach the agent as the app's
+                                // "keeps stopping" dialog; what is left is the phone itself failing.
+                                Err(e @ (PhoneError::App { .. } | PhoneError::Display(_))) => {
+                                    end = Some(EpisodeEnd::Infrastructure { message: e.to_string() });
+                                    record.rejected = Some(e.to_string());
+                                }
+                            },
                         }
                     }
                 }
@@ -381,16 +568,33 @@ impl Episode {
             }
         }
         self.trajectory.steps.push(record);
-        for event in &self.phone.events()[self.events_seen..] {
-            self.trajectory.events.push(EventRecord {
-                step: index,
-                app: event.app.clone(),
-                name: event.name.clone(),
-                data: event.data.clone(),
-            });
+        if let Backend::Phone(phone) = &self.backend {
+            for event in &phone.events()[self.events_seen..] {
+                self.trajectory.events.push(EventRecord {
+                    step: index,
+                    app: event.app.clone(),
+                    name: event.name.clone(),
+                    data: event.data.clone(),
+                });
+            }
+            self.events_seen = phone.events().len();
         }
-        self.events_seen = self.phone.events().len();
-        let screen = self.phone.observe(self.options.format).and_then(|o| Ok((o, self.phone.shared_tree()?)));
+        let screen = match &mut self.backend {
+            Backend::Phone(phone) => phone
+                .observe(self.options.format)
+                .and_then(|o| Ok((o, phone.shared_tree()?)))
+                .map_err(EnvError::from),
+            Backend::Device(d) => match lock(&d.device).and_then(|mut device| Ok(device.screen()?)) {
+                Ok(screen) => {
+                    let observation = phonebench_observe::render(&screen.tree, self.options.format);
+                    let tree = Arc::new(screen.tree.clone());
+                    d.screen = screen;
+                    d.image = None;
+                    Ok((observation, tree))
+                }
+                Err(e) => Err(e),
+            },
+        };
         match screen {
             Ok((observation, tree)) => {
                 self.observation = observation;
@@ -405,7 +609,14 @@ impl Episode {
                 }
                 end.get_or_insert(EpisodeEnd::Timeout);
             }
-            Err(e) => return Err(e.into()),
+            Err(EnvError::Device(message)) => {
+                // The device failed reading the screen: the episode ends on the last screen read.
+                if let Some(last) = self.trajectory.screens.last().cloned() {
+                    self.trajectory.screens.push(last);
+                }
+                end = Some(EpisodeEnd::Infrastructure { message: format!("device: {message}") });
+            }
+            Err(e) => return Err(e),
         }
         if end.is_none() && self.options.stop_on_repetition && self.repeated_three_times() {
             end = Some(EpisodeEnd::Repetition);
@@ -432,9 +643,9 @@ impl Episode {
         if self.trajectory.end.is_none() {
             self.trajectory.end = Some(EpisodeEnd::Budget);
         }
-        for app in &self.tracked_apps {
-            let last = self.phone.database_bytes(app)?;
-            if let Some(pair) = self.trajectory.databases.get_mut(app) {
+        for app in self.tracked_apps.clone() {
+            let last = self.database_bytes(&app)?;
+            if let Some(pair) = self.trajectory.databases.get_mut(&app) {
                 pair.last = last;
             }
         }
@@ -448,7 +659,7 @@ impl Episode {
         let mut trajectory = self.trajectory.clone();
         trajectory.end = Some(EpisodeEnd::Finished { status: phonebench_actions::FinishStatus::Complete });
         for app in &self.tracked_apps {
-            let last = self.phone.database_bytes(app)?;
+            let last = self.database_bytes(app)?;
             if let Some(pair) = trajectory.databases.get_mut(app) {
                 pair.last = last;
             }
@@ -456,11 +667,33 @@ impl Episode {
         Ok(trajectory)
     }
 
+    /// A tracked app's database (only the simulated phone tracks any).
+    fn database_bytes(&self, app: &str) -> Result<Vec<u8>, EnvError> {
+        match &self.backend {
+            Backend::Phone(phone) => Ok(phone.database_bytes(app)?),
+            Backend::Device(_) => Ok(Vec::new()),
+        }
+    }
+
     fn record_screen(&mut self) {
-        let (app, package, activity) = match (self.phone.foreground(), self.phone.current_screen()) {
+        let phone = match &self.backend {
+            Backend::Phone(phone) => phone,
+            Backend::Device(d) => {
+                let app = d.apps.iter().find(|a| a.package == d.screen.package).map(|a| a.id.clone());
+                let (package, activity) = (d.screen.package.clone(), d.screen.activity.clone());
+                self.trajectory.screens.push(ScreenRecord {
+                    tree: self.tree.clone(),
+                    app,
+                    package,
+                    activity,
+                });
+                return;
+            }
+        };
+        let (app, package, activity) = match (phone.foreground(), phone.current_screen()) {
             (Foreground::App(_), Some((app, screen))) => {
                 let package =
-                    self.phone.catalog().get(app).map(|p| p.manifest.package.clone()).unwrap_or_default();
+                    phone.catalog().get(app).map(|p| p.manifest.package.clone()).unwrap_or_default();
                 (Some(app.to_string()), package, screen.to_string())
             }
             (Foreground::Overview, _) => {
@@ -496,4 +729,22 @@ impl Episode {
         let last = &steps[steps.len() - 3..];
         last.iter().all(|s| s.action.is_some() && s.action == last[0].action && s.point == last[0].point)
     }
+}
+
+/// The device, locked (a poisoned lock means a screenshot capture panicked: the device is gone).
+fn lock(device: &Mutex<Box<dyn Device>>) -> Result<MutexGuard<'_, Box<dyn Device>>, EnvError> {
+    device.lock().map_err(|_| EnvError::Device("the device's lock is poisoned".into()))
+}
+
+/// Applies `action` on the device; screenshots of the screen before it are void from now on.
+fn apply_on_device(
+    d: &mut DeviceBackend,
+    action: &Action,
+    observation: &Observation,
+    tree: &UiTree,
+) -> Result<phonebench_device::Applied, ActError> {
+    d.generation.fetch_add(1, Ordering::SeqCst);
+    let mut device =
+        d.device.lock().map_err(|_| DeviceError::NotReady("the device's lock is poisoned".into()))?;
+    phonebench_device::apply_action(device.as_mut(), action, observation, tree, &d.apps)
 }

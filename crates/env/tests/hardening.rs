@@ -100,7 +100,7 @@ fn a_screen_failing_on_app_data_is_shown_and_the_episode_goes_on() {
     assert!(ep.observation().text.contains("Probe keeps stopping"), "{}", ep.observation().text);
     assert!(!ep.is_done());
     step(&mut ep, Action::Key { key: Key::Back });
-    assert_eq!(ep.phone().current_screen(), Some(("probe", "main")));
+    assert_eq!(ep.phone().expect("the simulated phone").current_screen(), Some(("probe", "main")));
     assert!(ep.observation().text.contains("Open"));
     step(&mut ep, Action::Finish { status: FinishStatus::Complete, reason: None });
     let t = ep.finish().expect("finishes");

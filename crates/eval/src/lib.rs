@@ -19,6 +19,7 @@ mod trace;
 
 pub use evaluate::{CriterionVerdict, EvalContext, Semantics, Verdict, evaluate};
 pub use sphinx::{
-    SphinxError, SphinxImport, criteria_from_sphinx_json, import_sphinx_json, load_groundtruth, stop_after,
+    SphinxError, SphinxEvaluatorError, SphinxImport, criteria_from_sphinx_json, import_sphinx_json,
+    load_groundtruth, stop_after,
 };
 pub use sql_check::{SqlProblem, sql_problems};

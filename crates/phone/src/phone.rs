@@ -652,6 +652,43 @@ impl Phone {
             .map_err(|e| PhoneError::App { app: app.to_string(), message: e.to_string() })
     }
 
+    /// Force-stops an app (by id, name or package), as `am force-stop` does: its back stack goes,
+    /// and if it was in front the home screen shows. Its data stays; the next launch starts it at
+    /// its entry screen.
+    pub fn force_stop(&mut self, app: &str) -> Result<(), PhoneError> {
+        let index = self.find_app(app).ok_or_else(|| self.unknown_app(app))?;
+        let runtime = &mut self.apps[index];
+        runtime.stack.clear();
+        runtime.cache = None;
+        runtime.return_to = None;
+        if self.foreground == Foreground::App(index) {
+            self.home();
+        }
+        self.screen = None;
+        self.last_observation = None;
+        Ok(())
+    }
+
+    /// Clears an app's data, as `pm clear` does: force-stops it and restores its database byte
+    /// for byte from the pristine snapshot (the other apps keep theirs).
+    pub fn clear_data(&mut self, app: &str) -> Result<(), PhoneError> {
+        self.force_stop(app)?;
+        let index = self.find_app(app).ok_or_else(|| self.unknown_app(app))?;
+        let runtime = &mut self.apps[index];
+        let id = runtime.package.manifest.id.clone();
+        let mut conn = runtime
+            .db
+            .lock()
+            .map_err(|_| PhoneError::App { app: id.clone(), message: "database lock poisoned".into() })?;
+        restore(&mut conn, &runtime.package.snapshot)
+            .map_err(|message| PhoneError::App { app: id, message })?;
+        drop(conn);
+        runtime.cache = None;
+        self.data_version += 1;
+        self.screen = None;
+        Ok(())
+    }
+
     fn app_by_id(&self, id: &str) -> Result<&AppRuntime, PhoneError> {
         self.apps.iter().find(|a| a.package.manifest.id == id).ok_or_else(|| self.unknown_app(id))
     }

@@ -12,12 +12,28 @@ use tiny_skia::Pixmap;
 
 use crate::{Paint, PixelsError, SomStyle, Theme, decode_png, draw_marks, encode_png, render};
 
-#[derive(Debug)]
+/// Takes a device's screenshot (PNG bytes) when first asked for.
+pub type Capture = Box<dyn Fn() -> Result<Vec<u8>, String> + Send + Sync>;
+
 enum Source {
     /// The simulated phone's screen: drawn from its tree.
     Drawn { tree: Arc<UiTree>, paints: Arc<[Paint]>, theme: Theme },
     /// A captured PNG (a real device's screencap).
     Png(Arc<[u8]>),
+    /// A device's screen, captured on first use (a device screenshot costs real time).
+    Captured(Capture),
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Drawn { tree, .. } => {
+                f.debug_struct("Drawn").field("nodes", &tree.len()).finish_non_exhaustive()
+            }
+            Source::Png(bytes) => f.debug_tuple("Png").field(&bytes.len()).finish(),
+            Source::Captured(_) => f.write_str("Captured"),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -53,6 +69,13 @@ impl ScreenImage {
         Ok(ScreenImage::new(Source::Png(bytes), width, height))
     }
 
+    /// A device's screen of `width`×`height`, captured by `capture` only when its pixels or PNG
+    /// are first asked for (then kept). The capture must show the screen as it is when asked:
+    /// whoever makes one makes sure it is not forced after the screen changed.
+    pub fn captured(width: u32, height: u32, capture: Capture) -> ScreenImage {
+        ScreenImage::new(Source::Captured(capture), width, height)
+    }
+
     fn new(source: Source, width: u32, height: u32) -> ScreenImage {
         ScreenImage(Arc::new(Inner { source, width, height, pixmap: OnceLock::new(), png: OnceLock::new() }))
     }
@@ -76,6 +99,7 @@ impl ScreenImage {
                     render(tree, paints, self.0.width, self.0.height, theme)
                 }
                 Source::Png(bytes) => decode_png(bytes),
+                Source::Captured(_) => self.png().and_then(|bytes| decode_png(&bytes)),
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -90,6 +114,7 @@ impl ScreenImage {
                 render(tree, paints, self.0.width, self.0.height, theme)
             }
             (None, Source::Png(bytes)) => decode_png(bytes),
+            (None, Source::Captured(_)) => self.png().and_then(|bytes| decode_png(&bytes)),
         }
     }
 
@@ -99,6 +124,7 @@ impl ScreenImage {
             .png
             .get_or_init(|| match &self.0.source {
                 Source::Png(bytes) => Ok(bytes.clone()),
+                Source::Captured(capture) => capture().map(Arc::from).map_err(PixelsError::Capture),
                 Source::Drawn { .. } => self.pixmap().and_then(encode_png).map(Arc::from),
             })
             .clone()
@@ -149,6 +175,30 @@ mod tests {
         assert_eq!(back.pixmap().unwrap().data(), image.pixmap().unwrap().data());
         let marked = image.marked_png(&t, &[NodeId(1)], SomStyle::AndroidWorld).unwrap();
         assert_ne!(&marked[..], &png[..]);
+    }
+
+    #[test]
+    fn a_captured_screen_is_taken_only_when_asked_and_once() {
+        let t = tree();
+        let paints: Arc<[Paint]> = t.iter().map(|(_, n)| Paint::infer(n, 1.0)).collect();
+        let png = ScreenImage::drawn(t, paints, 100, 200, *Theme::for_dark(false)).png().unwrap();
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = calls.clone();
+        let image = ScreenImage::captured(
+            100,
+            200,
+            Box::new(move || {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(png.to_vec())
+            }),
+        );
+        assert!(!image.is_drawn());
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(image.pixmap().unwrap().width(), 100);
+        assert!(image.png().is_ok() && image.clone().to_pixmap().is_ok());
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1, "captured once, shared by clones");
+        let failing = ScreenImage::captured(10, 10, Box::new(|| Err("the device is gone".into())));
+        assert!(failing.png().unwrap_err().to_string().contains("the device is gone"));
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub mod text;
 mod theme;
 
 pub use draw::{CHECK_DP, ICON_WITH_TEXT_DP, LINE_HEIGHT, SWITCH_DP, drawing_order, render, render_inferred};
-pub use image::ScreenImage;
+pub use image::{Capture, ScreenImage};
 pub use paint::{Align, DENSITY_RANGE, Frame, MAX_COORDINATE, Paint, Role, TextLook, Tone, guess_icon};
 pub use som::{MAX_MARKS, SomStyle, draw_marks};
 pub use theme::{Rgba, Swatch, Theme};
@@ -50,6 +50,9 @@ pub enum PixelsError {
     /// PNG encoding failed.
     #[error("PNG encoding: {0}")]
     Png(String),
+    /// Capturing a screenshot (from a device) failed.
+    #[error("screenshot: {0}")]
+    Capture(String),
 }
 
 /// Encodes a frame as an 8-bit RGB PNG, tuned for speed (fast deflate, one filter for all rows):

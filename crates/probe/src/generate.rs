@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use phonebench_actions::{Action, FinishStatus, Key, Target};
 use phonebench_agents::ReferenceAgent;
+use phonebench_env::episode::DeviceOpener;
 use phonebench_env::{Episode, EpisodeOptions};
 use phonebench_eval::{EvalContext, Semantics, evaluate};
 use phonebench_observe::ObservationFormat;
@@ -66,10 +67,21 @@ struct Played {
     action: Action,
 }
 
-/// Plays `inst`'s reference, recording every screen before each action.
-fn play(catalog: &Catalog, inst: &TaskInstance) -> Result<Vec<Played>, String> {
+/// Plays `inst`'s reference, recording every screen before each action: on the simulated phone,
+/// or on a device opened by `device`.
+fn play(
+    catalog: &Catalog,
+    inst: &TaskInstance,
+    device: Option<&DeviceOpener>,
+) -> Result<Vec<Played>, String> {
     let options = EpisodeOptions { format: ObservationFormat::SphinxTree, ..EpisodeOptions::default() };
-    let mut episode = Episode::start(catalog, inst, options).map_err(|e| e.to_string())?;
+    let mut episode = match device {
+        Some(open) => {
+            let device = open().map_err(|e| e.to_string())?;
+            Episode::start_on_device(device, catalog, inst, options).map_err(|e| e.to_string())?
+        }
+        None => Episode::start(catalog, inst, options).map_err(|e| e.to_string())?,
+    };
     let mut agent = ReferenceAgent::new(inst.reference.clone());
     let ctx = EvalContext { semantics: Semantics::AnyMatch, sql_params: inst.sql_params.clone() };
     let mut played = Vec::new();
@@ -341,11 +353,21 @@ fn nameable(label: &str) -> bool {
 type Playthrough = Result<(TaskInstance, Vec<Played>), String>;
 
 /// Every task's playthrough (instance 0), in `tasks` order, played on all cores: the tasks are
-/// independent, and each playthrough is deterministic wherever it runs.
-fn play_all(catalog: &Catalog, tasks: &[&TaskSpec], suite_seed: u64) -> Vec<Playthrough> {
+/// independent, and each playthrough is deterministic wherever it runs. On a device, one at a
+/// time.
+fn play_all(
+    catalog: &Catalog,
+    tasks: &[&TaskSpec],
+    suite_seed: u64,
+    device: Option<&DeviceOpener>,
+) -> Vec<Playthrough> {
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let threads =
-        std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(tasks.len().max(1));
+    let cores = if device.is_some() {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    };
+    let threads = cores.min(tasks.len().max(1));
     let mut slots: Vec<Option<Playthrough>> = (0..tasks.len()).map(|_| None).collect();
     let done: Vec<Vec<(usize, Playthrough)>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -357,7 +379,7 @@ fn play_all(catalog: &Catalog, tasks: &[&TaskSpec], suite_seed: u64) -> Vec<Play
                         let Some(task) = tasks.get(i) else { break };
                         let played = phonebench_runner::validate::instantiate(catalog, task, suite_seed, 0)
                             .map_err(|e| e.to_string())
-                            .and_then(|inst| play(catalog, &inst).map(|played| (inst, played)));
+                            .and_then(|inst| play(catalog, &inst, device).map(|played| (inst, played)));
                         mine.push((i, played));
                     }
                     mine
@@ -374,6 +396,17 @@ fn play_all(catalog: &Catalog, tasks: &[&TaskSpec], suite_seed: u64) -> Vec<Play
 
 /// Generates every probe's items from `tasks` (instance 0 of `suite_seed`).
 pub fn generate(catalog: &Catalog, tasks: &[&TaskSpec], suite_seed: u64) -> Generated {
+    generate_on(catalog, tasks, suite_seed, None)
+}
+
+/// [`generate`], playing the references on a device opened by `device` (when given) instead of
+/// the simulated phone: grounding and completion items then show the device's real screens.
+pub fn generate_on(
+    catalog: &Catalog,
+    tasks: &[&TaskSpec],
+    suite_seed: u64,
+    device: Option<&DeviceOpener>,
+) -> Generated {
     let mut out = Generated::default();
     let mut tasks: Vec<&TaskSpec> = tasks.to_vec();
     tasks.sort_by(|a, b| a.id.cmp(&b.id));
@@ -382,7 +415,7 @@ pub fn generate(catalog: &Catalog, tasks: &[&TaskSpec], suite_seed: u64) -> Gene
     let mut map = AppMap::default();
     let app_name = |id: &str| catalog.get(id).map_or_else(|| id.to_string(), |p| p.manifest.name.clone());
     let app_names: Vec<String> = catalog.apps().iter().map(|p| p.manifest.name.clone()).collect();
-    for (task, played) in tasks.iter().zip(play_all(catalog, &tasks, suite_seed)) {
+    for (task, played) in tasks.iter().zip(play_all(catalog, &tasks, suite_seed, device)) {
         let (inst, played) = match played {
             Ok(p) => p,
             Err(e) => {

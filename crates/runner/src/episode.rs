@@ -121,7 +121,7 @@ impl ScreenshotSink {
 }
 
 /// What an episode may use besides its agent.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Extras {
     /// A model-based simulated user answering `ask_user` (the keyword user otherwise).
     pub user: Option<Arc<ModelUser>>,
@@ -130,6 +130,19 @@ pub struct Extras {
     /// The MCP servers tasks may name (the built-in ones unless the configuration redefines
     /// them) and the limits of calls.
     pub mcp: Arc<McpConfig>,
+    /// Play on a device opened by this, instead of a fresh simulated phone.
+    pub device: Option<phonebench_env::episode::DeviceOpener>,
+}
+
+impl std::fmt::Debug for Extras {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Extras")
+            .field("user", &self.user)
+            .field("screenshots", &self.screenshots)
+            .field("mcp", &self.mcp)
+            .field("device", &self.device.is_some())
+            .finish()
+    }
 }
 
 /// A finished episode (one trial).
@@ -213,7 +226,10 @@ pub async fn run_trial(
     if let Some(m) = limits.max_steps {
         task.max_steps = m;
     }
-    let mut episode = Episode::start(catalog, &task, options)?;
+    let mut episode = match &extras.device {
+        Some(open) => Episode::start_on_device(open()?, catalog, &task, options)?,
+        None => Episode::start(catalog, &task, options)?,
+    };
     let mut usage = Usage::default();
     let mut observations = Vec::new();
     let mut observations_truncated = Vec::new();

@@ -28,7 +28,7 @@ pub mod validate;
 pub use episode::{Extras, Limits, run_agent, run_episode};
 pub use export::{ExportError, ExportFormat, ExportOptions, ExportSummary, ImageMode, RolloutCounts, export};
 pub use results::{EpisodeResult, ResultsDb, ResultsLock, RunConfig, StepResult};
-pub use run::{AgentChoice, AgentKind, RunError, RunOptions, RunOutcome, run_suite};
+pub use run::{AgentChoice, AgentKind, DeviceRun, RunError, RunOptions, RunOutcome, run_suite};
 pub use shard::{MergeError, MergeOutcome, Shard, merge};
 pub use validate::{
     TaskValidation, ValidationCache, cpu_permits, instantiate, validate_task, validate_task_with,

@@ -401,6 +401,9 @@ pub struct RunConfig {
     /// The disturbance levels every episode is played at, when not only `none`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disturbances: Vec<String>,
+    /// The device the episodes ran on (`adb:SERIAL`); none for the simulated phone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// The phonebench build that ran the episodes ([`crate::fingerprint::binary_identity`]).
     /// Absent in results written before builds were recorded: such a folder cannot be resumed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -158,6 +158,25 @@ pub struct RunOptions {
     /// several, the report sets the success rates side by side (the robustness delta).
     /// `episode.disturbances` is set per episode from this list.
     pub disturbances: Vec<phonebench_phone::Disturbances>,
+    /// Play on this device instead of the simulated phone: one episode at a time, tasks not
+    /// validated on the simulated phone (their apps may not be there) but checked for what a
+    /// device can judge.
+    pub device: Option<DeviceRun>,
+}
+
+/// A device a run plays on.
+#[derive(Clone)]
+pub struct DeviceRun {
+    /// Its address (`adb:emulator-5554`), stored in the run's configuration.
+    pub name: String,
+    /// Opens it for each episode.
+    pub open: phonebench_env::episode::DeviceOpener,
+}
+
+impl std::fmt::Debug for DeviceRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceRun").field("name", &self.name).finish_non_exhaustive()
+    }
 }
 
 impl RunOptions {
@@ -186,6 +205,7 @@ impl RunOptions {
             mcp: Arc::default(),
             shard: None,
             disturbances: vec![phonebench_phone::Disturbances::None],
+            device: None,
         }
     }
 
@@ -219,6 +239,9 @@ pub enum RunError {
     /// A task could not be instantiated.
     #[error("{0}")]
     Instance(String),
+    /// Tasks cannot run on the device.
+    #[error("these tasks cannot run on a device:\n{0}")]
+    NotForDevice(String),
 }
 
 /// What a run produced.
@@ -310,6 +333,7 @@ pub async fn run_suite(
         } else {
             levels.iter().map(|l| l.to_string()).collect()
         },
+        device: options.device.as_ref().map(|d| d.name.clone()),
     };
     // The run's episodes in suite order, each task with its instances, each at every level; a
     // shard keeps its slice.
@@ -321,6 +345,23 @@ pub async fn run_suite(
         .filter(|(k, _)| options.shard.is_none_or(|s| s.holds(*k)))
         .map(|(_, e)| e)
         .collect();
+    if options.device.is_some() {
+        // A device judges what is on its screen: tasks that need the simulated phone's
+        // databases or events are refused up front, all of them listed.
+        let mut refused = Vec::new();
+        for task in &selected {
+            let reasons = task.device_problems();
+            if !reasons.is_empty() {
+                refused.push(format!("{} ({}): {}", task.id, task.file.display(), reasons.join("; ")));
+            }
+        }
+        if levels != [Disturbances::None] {
+            refused.push("disturbances are the simulated phone's; a device shows its own".into());
+        }
+        if !refused.is_empty() {
+            return Err(RunError::NotForDevice(refused.join("\n")));
+        }
+    }
     // Claimed before validating: a folder holding another run's results is refused at once.
     db.claim(&config, options.resume)?;
     // Tasks validate independently: in parallel, problems reported in suite order.
@@ -328,7 +369,10 @@ pub async fn run_suite(
     // Only the tasks this run (or shard) plays are validated.
     let played: std::collections::BTreeSet<&str> = episodes.iter().map(|(t, _, _)| t.id.as_str()).collect();
     let permits = crate::validate::cpu_permits();
-    for (i, task) in selected.iter().enumerate().filter(|(_, t)| played.contains(t.id.as_str())) {
+    // On a device the simulated phone's validation does not apply (a device task's apps may not
+    // exist there); the checks above are what holds.
+    let validate = options.device.is_none();
+    for (i, task) in selected.iter().enumerate().filter(|(_, t)| validate && played.contains(t.id.as_str())) {
         if options.validation_cache.as_ref().is_some_and(|c| c.is_valid(task, options.seed)) {
             continue;
         }
@@ -380,7 +424,8 @@ pub async fn run_suite(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} episodes {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let concurrency = if human { 1 } else { options.concurrency.max(1) };
+    // One person, or one device: one episode at a time.
+    let concurrency = if human || options.device.is_some() { 1 } else { options.concurrency.max(1) };
     let permits = Arc::new(Semaphore::new(concurrency));
     let total = pending.len();
     let mut set: JoinSet<Option<Stored>> = JoinSet::new();
@@ -511,16 +556,20 @@ async fn run_undisturbed_keyed(
         };
         (episode, Vec::new(), Accounting::default())
     };
-    let (reference_steps, reference) =
-        match reference_run_with(catalog, inst, options.episode, &options.mcp).await {
-            Ok(r) => r,
-            Err(e) => return infrastructure(format!("the reference solution did not run: {e}")),
-        };
+    // The reference's length (SPL's yardstick) from the simulated phone. On a device run whose
+    // task's apps are not simulated, the reference as written is the yardstick.
+    let reference_run = reference_run_with(catalog, inst, options.episode, &options.mcp).await;
+    let (reference_steps, reference) = match (reference_run, &options.device) {
+        (Ok((steps, finished)), _) => (steps, Some(finished)),
+        (Err(_), Some(_)) => (inst.reference.len() as u32, None),
+        (Err(e), None) => return infrastructure(format!("the reference solution did not run: {e}")),
+    };
     let mut agent = options.agent.build(inst);
     let reuse_reference = options.agent.is(AgentKind::Reference)
         && options.limits.max_steps.is_none()
-        && !options.save_screenshots;
-    let run = if reuse_reference {
+        && !options.save_screenshots
+        && options.device.is_none();
+    let run = if let Some(reference) = reference.filter(|_| reuse_reference) {
         AgentRun { trials: vec![reference], reflections: Vec::new() }
     } else {
         let key = disturbed_key(&inst.task_id, inst.instance, options.episode.disturbances);
@@ -531,6 +580,7 @@ async fn run_undisturbed_keyed(
                 folder: format!("{SCREENSHOTS_DIR}/{}", safe_name(&key)),
             }),
             mcp: options.mcp.clone(),
+            device: options.device.as_ref().map(|d| d.open.clone()),
         };
         match run_agent(catalog, inst, agent.as_mut(), options.episode, options.limits, &extras).await {
             Ok(run) => run,

@@ -129,6 +129,8 @@ pub fn prepare_free(
         reference: Vec::new(),
         criteria: Vec::new(),
         judges: Vec::new(),
+        device: false,
+        adb_setup: Vec::new(),
     };
     let episode =
         Episode::start(&config.catalog, &task, options).map_err(|e| format!("starting the phone: {e}"))?;

@@ -10,10 +10,11 @@
 pub mod criteria;
 pub mod reference;
 pub mod spec;
+pub mod sphinx;
 pub mod suite;
 
 pub use criteria::{Criterion, CriterionKind, Op, Rules, Scope};
 pub use phonebench_apps::error::LoadError;
 pub use reference::{RefStep, Selector, SelectorTerm};
 pub use spec::{Category, Fact, Fnv, TaskInstance, TaskSpec, instance_seed};
-pub use suite::{Suite, check_against_catalog, glob_match};
+pub use suite::{Suite, check_against_catalog, glob_match, missing_apps};

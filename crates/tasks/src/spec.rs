@@ -160,9 +160,19 @@ struct RawTask {
     mcp_tools: Vec<String>,
     #[serde(default)]
     mcp_servers: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    device: Option<Spanned<bool>>,
+    #[serde(default)]
+    adb_setup: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    sphinx_evaluator: Option<Spanned<String>>,
+    // Optional only for device tasks (checked below); every other task has a reference.
+    #[serde(default)]
     reference: Vec<Spanned<String>>,
     // Values first, then criteria: toml cannot place an error inside an array of tables on the
     // right entry, so each entry is converted on its own and errors get that entry's line.
+    // Optional when `sphinx_evaluator` supplies the criteria (an empty result is checked below).
+    #[serde(default)]
     criteria: Vec<Spanned<toml::Value>>,
 }
 
@@ -199,13 +209,26 @@ pub struct TaskSpec {
     /// MCP servers connected for the episode (built-in `geo`, `weather`, `finance`, `tracker`,
     /// or names defined in the run's MCP configuration).
     pub mcp_servers: Vec<String>,
-    /// The reference solution.
+    /// The reference solution (may be empty for a device task only).
     pub reference: Vec<RefStep>,
     /// Top-level success criteria: all must hold; ACP is the share of the non-guard ones that
-    /// holds.
+    /// holds. Those of `sphinx_evaluator` come last.
     pub criteria: Vec<Criterion>,
     /// Model-judged checks, scored apart from the criteria.
     pub judges: Vec<JudgeCheck>,
+    /// Written to run on a real device (`device = true`): every criterion is one a device can
+    /// judge (see [`TaskSpec::device_problems`]), and `apps` / `start.app` may be Android
+    /// packages the simulated phone does not have.
+    pub device: bool,
+    /// Shell commands run on the device (`adb shell`) before the episode, in order. Literal
+    /// text, never rendered as templates: they go to a shell.
+    pub adb_setup: Vec<String>,
+    /// The SPHINX evaluator file whose entries are the last `imported_criteria` criteria,
+    /// resolved against the task file's folder (inside it, no links).
+    pub sphinx_evaluator: Option<PathBuf>,
+    /// How many of the last `criteria` came from `sphinx_evaluator`. Their strings are upstream's
+    /// literal text, so they are never rendered as templates.
+    pub imported_criteria: usize,
     /// 1-based lines of things later checks may need to point at.
     pub lines: TaskLines,
 }
@@ -229,8 +252,14 @@ pub struct TaskLines {
     pub facts: Vec<usize>,
     /// Each reference line.
     pub reference: Vec<usize>,
-    /// Each top-level criterion.
+    /// Each top-level criterion (those imported from `sphinx_evaluator` get its line).
     pub criteria: Vec<usize>,
+    /// `device`.
+    pub device: usize,
+    /// Each `adb_setup` command.
+    pub adb_setup: Vec<usize>,
+    /// `sphinx_evaluator`.
+    pub sphinx_evaluator: usize,
     /// Each judge entry.
     pub judges: Vec<usize>,
     /// Each `[[setup]]`'s SQL: the line its text starts on (line `n` of the SQL text is line
@@ -264,6 +293,13 @@ impl TaskLines {
 
 /// Default step budget.
 pub const DEFAULT_MAX_STEPS: u32 = 30;
+
+/// Most commands an `adb_setup` list may hold.
+pub const MAX_ADB_SETUP_COMMANDS: usize = 64;
+/// Longest `adb_setup` command, in bytes.
+pub const MAX_ADB_SETUP_BYTES: usize = 4096;
+/// Largest evaluator file `sphinx_evaluator` may name, in bytes.
+pub const MAX_EVALUATOR_BYTES: u64 = 4 * 1024 * 1024;
 
 impl TaskSpec {
     /// Reads and checks a task file.
@@ -473,12 +509,44 @@ impl TaskSpec {
                 parse_step(line.get_ref()).map_err(|e| LoadError::at(file, l, format!("reference: {e}")))?,
             );
         }
-        if reference.is_empty() {
+        let device = raw.device.as_ref().is_some_and(|d| *d.get_ref());
+        if let Some(d) = &raw.device {
+            lines.device = at(d.span());
+        }
+        // A device task's path may exist only on the device (its ground truth recorded there,
+        // not as selectors), so it may come without a reference; nothing else may.
+        if reference.is_empty() && !device {
             return Err(LoadError::at(
                 file,
                 lines.id,
                 "`reference` is empty: every task has a reference solution",
             ));
+        }
+        let mut adb_setup = Vec::new();
+        if let Some(list) = raw.adb_setup {
+            let list_line = at(list.span());
+            if !device {
+                return Err(LoadError::at(
+                    file,
+                    list_line,
+                    "`adb_setup` runs on a real device: it belongs to a task with `device = true`",
+                ));
+            }
+            let list = list.into_inner();
+            if list.len() > MAX_ADB_SETUP_COMMANDS {
+                return Err(LoadError::at(
+                    file,
+                    list_line,
+                    format!("`adb_setup` has {} commands, more than {MAX_ADB_SETUP_COMMANDS}", list.len()),
+                ));
+            }
+            for command in list {
+                let l = at(command.span());
+                let command = command.into_inner();
+                check_adb_command(&command).map_err(|e| LoadError::at(file, l, format!("adb_setup: {e}")))?;
+                lines.adb_setup.push(l);
+                adb_setup.push(command);
+            }
         }
         let mut criteria = Vec::new();
         let mut judges = Vec::new();
@@ -520,6 +588,24 @@ impl TaskSpec {
             c.check_static().map_err(|e| LoadError::at(file, l, format!("criterion: {e}")))?;
             criteria.push(c);
         }
+        let mut sphinx_evaluator = None;
+        let mut imported_criteria = 0;
+        if let Some(path) = &raw.sphinx_evaluator {
+            let l = at(path.span());
+            lines.sphinx_evaluator = l;
+            let problem =
+                |e: String| LoadError::at(file, l, format!("`sphinx_evaluator` `{}`: {e}", path.get_ref()));
+            let (resolved, text) = read_evaluator(file, path.get_ref()).map_err(problem)?;
+            let imported =
+                crate::sphinx::criteria_from_sphinx_json(&text).map_err(|e| problem(e.to_string()))?;
+            for c in imported {
+                c.check_static().map_err(|e| problem(format!("criterion: {e}")))?;
+                lines.criteria.push(l);
+                criteria.push(c);
+                imported_criteria += 1;
+            }
+            sphinx_evaluator = Some(resolved);
+        }
         if !criteria.is_empty() && criteria.iter().all(|c| c.guard) {
             return Err(LoadError::at(
                 file,
@@ -557,10 +643,49 @@ impl TaskSpec {
             reference,
             criteria,
             judges,
+            device,
+            adb_setup,
+            sphinx_evaluator,
+            imported_criteria,
             lines,
         };
         spec.check_templates()?;
+        if spec.device
+            && let Some((line, problem)) = spec.device_problems_at().into_iter().next()
+        {
+            return Err(LoadError::at(
+                file,
+                line,
+                format!("a `device = true` task must be one a device can judge: {problem}"),
+            ));
+        }
         Ok(spec)
+    }
+
+    /// One sentence per reason this task cannot run on a real device: `[[setup]]` SQL, and every
+    /// criterion (at any depth) that reads an app's database (`state`, `changes`) or the
+    /// simulated apps' events (`event`). Empty when a device can run and judge it.
+    pub fn device_problems(&self) -> Vec<String> {
+        self.device_problems_at().into_iter().map(|(_, p)| p).collect()
+    }
+
+    /// [`TaskSpec::device_problems`], each with the file line it is about.
+    fn device_problems_at(&self) -> Vec<(usize, String)> {
+        device_problems(&self.setup, &self.criteria)
+            .into_iter()
+            .map(|(place, problem)| {
+                let line = match place {
+                    Place::Setup(i) => self.lines.setup.get(i),
+                    Place::Criterion(i) => self.lines.criteria.get(i),
+                };
+                (line.copied().unwrap_or(self.lines.id), problem)
+            })
+            .collect()
+    }
+
+    /// The criteria written in the task file, without those of `sphinx_evaluator`.
+    fn written_criteria(&self) -> usize {
+        self.criteria.len().saturating_sub(self.imported_criteria)
     }
 
     /// Every template compiles and names only declared parameters.
@@ -600,7 +725,8 @@ impl TaskSpec {
                 .map_strings(&mut |s| visit(s, line, "reference"))
                 .map_err(|message| LoadError::at(&self.file, line, message))?;
         }
-        for (c, &line) in self.criteria.iter().zip(&self.lines.criteria) {
+        // Imported evaluator criteria are literal text, never templates.
+        for (c, &line) in self.criteria.iter().zip(&self.lines.criteria).take(self.written_criteria()) {
             c.clone()
                 .map_strings(&mut |s| visit(s, line, "criterion"))
                 .map_err(|message| LoadError::at(&self.file, line, message))?;
@@ -670,10 +796,15 @@ impl TaskSpec {
                 .map_err(|e| LoadError::at(&self.file, self.lines.reference[i], e))?;
         }
         let mut criteria = self.criteria.clone();
+        let written = self.written_criteria();
         for (i, c) in criteria.iter_mut().enumerate() {
-            c.map_strings(&mut |s| render(s, &values))
-                .map_err(|e| LoadError::at(&self.file, self.lines.criteria[i], e))?;
-            c.check_static().map_err(|e| LoadError::at(&self.file, self.lines.criteria[i], e))?;
+            let line = self.lines.criteria.get(i).copied().unwrap_or(self.lines.id);
+            // Imported evaluator criteria are upstream's literal text: rendering `{{` in them as
+            // a template would change (or break) what they compare.
+            if i < written {
+                c.map_strings(&mut |s| render(s, &values)).map_err(|e| LoadError::at(&self.file, line, e))?;
+            }
+            c.check_static().map_err(|e| LoadError::at(&self.file, line, e))?;
         }
         let mut judges = self.judges.clone();
         for (i, j) in judges.iter_mut().enumerate() {
@@ -714,6 +845,8 @@ impl TaskSpec {
             reference,
             criteria,
             judges,
+            device: self.device,
+            adb_setup: self.adb_setup.clone(),
         })
     }
 }
@@ -762,6 +895,145 @@ pub struct TaskInstance {
     pub criteria: Vec<Criterion>,
     /// Model-judged checks, rendered (scored apart).
     pub judges: Vec<JudgeCheck>,
+    /// Written to run on a real device (`device = true` in the task file).
+    pub device: bool,
+    /// Shell commands run on the device before the episode, in order (literal, not rendered).
+    pub adb_setup: Vec<String>,
+}
+
+impl TaskInstance {
+    /// One sentence per reason this instance cannot run on a real device (as
+    /// [`TaskSpec::device_problems`]); empty when a device can run and judge it.
+    pub fn device_problems(&self) -> Vec<String> {
+        device_problems(&self.setup, &self.criteria).into_iter().map(|(_, p)| p).collect()
+    }
+}
+
+/// What a device problem is about: a setup entry or a top-level criterion, by index.
+enum Place {
+    Setup(usize),
+    Criterion(usize),
+}
+
+/// What a device cannot judge: setup SQL, and `state`, `changes` and `event` checks at any depth
+/// (a device has neither the apps' databases nor the simulated apps' events).
+fn device_problems(setup: &[Setup], criteria: &[Criterion]) -> Vec<(Place, String)> {
+    use crate::criteria::CriterionKind;
+    let mut out = Vec::new();
+    for (i, s) in setup.iter().enumerate() {
+        out.push((
+            Place::Setup(i),
+            format!(
+                "`[[setup]]` runs SQL on app `{}`'s database, which a device cannot do; on a device \
+                 prepare the phone with `adb_setup` shell commands",
+                s.app
+            ),
+        ));
+    }
+    const ADVICE: &str = "which a device cannot provide; on a device use screen checks (element, text, near, time, screen) or the answer";
+    for (i, top) in criteria.iter().enumerate() {
+        // Pre-order, without recursion (criteria nest as deep as the file writes them).
+        let mut stack = vec![top];
+        while let Some(c) = stack.pop() {
+            let what = match &c.kind {
+                CriterionKind::State(_) => Some("a `state` check (SQL over the app's database)"),
+                CriterionKind::Changes(_) => Some("a `changes` check (SQL over the app's database)"),
+                CriterionKind::Event(_) => Some("an `event` check (app events of the simulated apps)"),
+                _ => None,
+            };
+            if let Some(what) = what {
+                let problem = if std::ptr::eq(c, top) {
+                    format!("criterion `{}` is {what}, {ADVICE}", top.label())
+                } else {
+                    format!("criterion `{}` holds `{}`, {what}, {ADVICE}", top.label(), c.label())
+                };
+                out.push((Place::Criterion(i), problem));
+            }
+            stack.extend(c.children().iter().rev());
+        }
+    }
+    out
+}
+
+/// Checks one `adb_setup` command: it goes to `adb shell` as one line, so it must be one line.
+fn check_adb_command(command: &str) -> Result<(), String> {
+    if command.trim().is_empty() {
+        return Err("a command is empty".into());
+    }
+    if command.len() > MAX_ADB_SETUP_BYTES {
+        return Err(format!("a command is {} bytes, more than {MAX_ADB_SETUP_BYTES}", command.len()));
+    }
+    if command.contains('\0') {
+        return Err("a command contains a NUL character".into());
+    }
+    if command.contains(['\n', '\r']) {
+        return Err("a command contains a line break: write one command per entry".into());
+    }
+    Ok(())
+}
+
+/// Reads the evaluator file `relative` names, from the folder of `task_file`. The name is
+/// untrusted (task files come from anywhere): it must stay inside that folder (no absolute path,
+/// no `..`), no part of it may be a symbolic link (one could lead anywhere on the host, and an
+/// error would quote what it found), and the file is at most [`MAX_EVALUATOR_BYTES`].
+fn read_evaluator(task_file: &Path, relative: &str) -> Result<(PathBuf, String), String> {
+    use std::io::Read as _;
+    use std::path::Component;
+    let rel = Path::new(relative);
+    if relative.trim().is_empty() {
+        return Err("the path is empty".into());
+    }
+    // The whole name is checked before anything is looked up on disk.
+    for part in rel.components() {
+        match part {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir => {
+                return Err("`..` leaves the task file's folder: name a file inside it".into());
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err("an absolute path: name a file relative to the task file's folder".into());
+            }
+        }
+    }
+    let mut resolved = task_file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut any = false;
+    for part in rel.components() {
+        // Every other component was refused above.
+        if let Component::Normal(name) = part {
+            resolved.push(name);
+            any = true;
+            let meta = std::fs::symlink_metadata(&resolved)
+                .map_err(|e| format!("cannot read {}: {e}", resolved.display()))?;
+            if meta.file_type().is_symlink() {
+                return Err(format!(
+                    "{} is a symbolic link: the evaluator must be a regular file inside the task file's folder",
+                    resolved.display()
+                ));
+            }
+        }
+    }
+    if !any {
+        return Err("names no file".into());
+    }
+    let meta = std::fs::symlink_metadata(&resolved)
+        .map_err(|e| format!("cannot read {}: {e}", resolved.display()))?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", resolved.display()));
+    }
+    let too_big =
+        |n: u64| format!("the file is {n} bytes, more than the {MAX_EVALUATOR_BYTES} an evaluator may have");
+    if meta.len() > MAX_EVALUATOR_BYTES {
+        return Err(too_big(meta.len()));
+    }
+    let mut text = String::new();
+    std::fs::File::open(&resolved)
+        .and_then(|f| f.take(MAX_EVALUATOR_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| format!("cannot read {}: {e}", resolved.display()))?;
+    // The file may have grown since it was measured.
+    if text.len() as u64 > MAX_EVALUATOR_BYTES {
+        return Err(too_big(text.len() as u64));
+    }
+    Ok((resolved, text))
 }
 
 fn sql_params(values: &serde_json::Map<String, serde_json::Value>) -> BTreeMap<String, serde_json::Value> {

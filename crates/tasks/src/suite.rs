@@ -216,14 +216,21 @@ impl Suite {
 
 /// Checks what a task needs from the installed apps: they exist, the start screen exists, and
 /// setup and state SQL name real apps.
+///
+/// A device task (`device = true`) may name Android packages (`com.todoist`) in `apps` and
+/// `start.app` that the simulated phone does not have: those are the device's to have, so they
+/// are not errors here (see [`missing_apps`] for whether it can also run on the simulated phone).
+/// What it names that *is* installed is still checked (a start screen must exist).
 pub fn check_against_catalog(task: &TaskSpec, catalog: &Catalog) -> Result<(), LoadError> {
     let known = |app: &str| catalog.get(app).is_some();
     for app in &task.apps {
-        if !known(app) {
+        if !known(app) && !task.device {
             return Err(LoadError::at(&task.file, task.lines.apps, format!("app `{app}` is not installed")));
         }
     }
-    if let Some(app) = &task.start.app {
+    if let Some(app) = &task.start.app
+        && (catalog.get(app).is_some() || !task.device)
+    {
         let Some(package) = catalog.get(app) else {
             return Err(LoadError::at(
                 &task.file,
@@ -275,6 +282,18 @@ pub fn check_against_catalog(task: &TaskSpec, catalog: &Catalog) -> Result<(), L
         }
     }
     Ok(())
+}
+
+/// The apps a task names (`apps`, `start.app`) that the simulated phone does not have: empty
+/// when the task can run on the simulated phone, else it can run only on a device.
+pub fn missing_apps<'a>(task: &'a TaskSpec, catalog: &Catalog) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for app in task.apps.iter().chain(task.start.app.as_ref()) {
+        if catalog.get(app).is_none() && !out.contains(&app.as_str()) {
+            out.push(app);
+        }
+    }
+    out
 }
 
 /// `*` and `?` glob over task ids.
