@@ -61,19 +61,6 @@ impl DeviceArgs {
     }
 }
 
-/// The catalog's apps as `open_app` knows them on a device.
-pub fn known_apps(catalog: &Catalog) -> Vec<KnownApp> {
-    catalog
-        .apps()
-        .iter()
-        .map(|a| KnownApp {
-            id: a.manifest.id.clone(),
-            name: a.manifest.name.clone(),
-            package: a.manifest.package.clone(),
-        })
-        .collect()
-}
-
 /// Arguments of `phonebench fake-adb`.
 #[derive(Args, Debug)]
 pub struct FakeAdbArgs {
@@ -144,7 +131,7 @@ pub fn play_device(
     app: Option<&str>,
     format: ObservationFormat,
 ) -> Result<usize> {
-    let apps = known_apps(catalog);
+    let apps = KnownApp::all(catalog);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if let Some(app) = app {

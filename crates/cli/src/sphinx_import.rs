@@ -112,7 +112,7 @@ pub fn run(args: &ImportSphinxArgs) -> Result<usize> {
     let manifest = format!(
         "{MARKER}\nname = {}\ndescription = \"\"\"\nSPHINX's tasks (PKU-ASE-RISE/Sphinx) that have a ground-truth evaluator, for real devices: each\n\
          task's criteria are its evaluator file in `tasks/evaluators/`, its goal the task's description.\n\"\"\"\nseed = 0\n",
-        toml_string(&name)
+        phonebench_tasks::toml_string(&name)
     );
     let manifest_file = args.out.join("suite.toml");
     std::fs::write(&manifest_file, manifest)
@@ -279,17 +279,20 @@ fn import_pair(
         }
     };
     let mut task = String::new();
-    task.push_str(&format!("id = {}\n", toml_string(&format!("sphinx.{id}.{app}"))));
-    task.push_str(&format!("goal = {}\n", toml_string(&goal)));
+    task.push_str(&format!("id = {}\n", phonebench_tasks::toml_string(&format!("sphinx.{id}.{app}"))));
+    task.push_str(&format!("goal = {}\n", phonebench_tasks::toml_string(&goal)));
     task.push_str("category = \"completion\"\ndevice = true\n");
-    task.push_str(&format!("apps = [{}]\n", toml_string(&package)));
-    task.push_str(&format!("start = {{ app = {} }}\n", toml_string(&package)));
+    task.push_str(&format!("apps = [{}]\n", phonebench_tasks::toml_string(&package)));
+    task.push_str(&format!("start = {{ app = {} }}\n", phonebench_tasks::toml_string(&package)));
     task.push_str(&format!("max_steps = {max_steps}\n"));
-    task.push_str(&format!("sphinx_evaluator = {}\n", toml_string(&format!("evaluators/{id}_{app}.json"))));
+    task.push_str(&format!(
+        "sphinx_evaluator = {}\n",
+        phonebench_tasks::toml_string(&format!("evaluators/{id}_{app}.json"))
+    ));
     if let Some(steps) = reference {
         task.push_str("reference = [\n");
         for step in steps {
-            task.push_str(&format!("  {},\n", toml_string(&step)));
+            task.push_str(&format!("  {},\n", phonebench_tasks::toml_string(&step)));
         }
         task.push_str("]\n");
     }
@@ -454,24 +457,6 @@ fn quote(text: &str) -> Result<String, String> {
     }
     out.push('"');
     Ok(out)
-}
-
-/// A TOML basic string.
-fn toml_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// A name that is safe as one path component and in a task id.

@@ -33,6 +33,21 @@ pub struct KnownApp {
     pub package: String,
 }
 
+impl KnownApp {
+    /// Every app of `catalog`.
+    pub fn all(catalog: &phonebench_apps::Catalog) -> Vec<KnownApp> {
+        catalog
+            .apps()
+            .iter()
+            .map(|a| KnownApp {
+                id: a.manifest.id.clone(),
+                name: a.manifest.name.clone(),
+                package: a.manifest.package.clone(),
+            })
+            .collect()
+    }
+}
+
 /// What an applied action touched.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Applied {

@@ -270,15 +270,7 @@ impl Episode {
                 reasons: "disturbances are the simulated phone's; a device shows its own".into(),
             });
         }
-        let apps: Vec<KnownApp> = catalog
-            .apps()
-            .iter()
-            .map(|a| KnownApp {
-                id: a.manifest.id.clone(),
-                name: a.manifest.name.clone(),
-                package: a.manifest.package.clone(),
-            })
-            .collect();
+        let apps = KnownApp::all(catalog);
         let package_of = |app: &str| {
             apps.iter().find(|a| a.id == app).map_or_else(|| app.to_string(), |a| a.package.clone())
         };

@@ -15,9 +15,9 @@ pub mod tasks;
 
 pub use app::{AppOptions, SynthApp, synthesize_app};
 
-/// A TOML basic string (JSON's string syntax is valid TOML).
+/// A TOML basic string.
 pub(crate) fn toml_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+    phonebench_tasks::toml_string(s)
 }
 
 /// Lower-case ASCII letters and digits of `text`, other runs as one `_`, at most `max` long:

@@ -148,19 +148,29 @@ fn broadcast(text: &str) -> String {
     format!("am broadcast -a ADB_INPUT_B64 --es msg {}", quote(&encoded))
 }
 
-/// What Android's `input text` types for one argument (its `%s` rule), for tests and the fake.
-pub fn android_input_text(arg: &str) -> String {
-    let mut out = String::with_capacity(arg.len());
-    let mut chars = arg.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '%' && chars.peek() == Some(&'s') {
-            chars.next();
-            out.push(' ');
-        } else {
-            out.push(c);
+/// What Android's `input text` types for one argument (InputShellCommand.sendText): `%s`
+/// becomes a space; a `%` before anything else stays. Copied step by step from the Java loop,
+/// including `%%s` → `% `. The fake device types by it, and the tests check our escaping
+/// against it.
+pub fn android_input_text(text: &str) -> String {
+    let mut buff: Vec<char> = text.chars().collect();
+    let mut escape = false;
+    let mut i = 0usize;
+    while i < buff.len() {
+        if escape {
+            escape = false;
+            if buff[i] == 's' {
+                buff[i] = ' ';
+                buff.remove(i - 1);
+                i -= 1;
+            }
         }
+        if buff[i] == '%' {
+            escape = true;
+        }
+        i += 1;
     }
-    out
+    buff.into_iter().collect()
 }
 
 #[cfg(test)]
@@ -188,6 +198,17 @@ mod tests {
 
     fn unquote(word: &str) -> String {
         word.strip_prefix('\'').unwrap().strip_suffix('\'').unwrap().replace("'\\''", "'")
+    }
+
+    #[test]
+    fn percent_s_rule_matches_android() {
+        assert_eq!(android_input_text("a%sb"), "a b");
+        assert_eq!(android_input_text("%s%s"), "  ");
+        assert_eq!(android_input_text("100%"), "100%");
+        assert_eq!(android_input_text("%%s"), "% ");
+        assert_eq!(android_input_text("%d%"), "%d%");
+        assert_eq!(android_input_text("s%"), "s%");
+        assert_eq!(android_input_text(""), "");
     }
 
     #[test]

@@ -505,7 +505,7 @@ impl FakeDevice {
             }
             "text" => {
                 let Some(text) = rest.first() else { return usage_error("input", "text needs a string") };
-                let text = android_input_text(text);
+                let text = crate::adb::input::android_input_text(text);
                 if let Some(bad) = text.chars().find(|c| !(' '..='~').contains(c)) {
                     return ShellOutput::err(
                         format!(
@@ -1554,29 +1554,6 @@ fn parse_key(text: &str) -> Option<Key> {
     Key::parse(&format!("KEYCODE_{code}")).ok()
 }
 
-/// Android's `input text` rule (InputShellCommand.sendText): `%s` becomes a space; a `%` before
-/// anything else stays. Copied step by step from the Java loop, including `%%s` → `% `.
-fn android_input_text(text: &str) -> String {
-    let mut buff: Vec<char> = text.chars().collect();
-    let mut escape = false;
-    let mut i = 0usize;
-    while i < buff.len() {
-        if escape {
-            escape = false;
-            if buff[i] == 's' {
-                buff[i] = ' ';
-                buff.remove(i - 1);
-                i -= 1;
-            }
-        }
-        if buff[i] == '%' {
-            escape = true;
-        }
-        i += 1;
-    }
-    buff.into_iter().collect()
-}
-
 /// `screencap` without `-p`: width, height, format 1 (RGBA_8888), colour space 0 (u32 LE each),
 /// then the pixels as straight-alpha RGBA.
 fn raw_screencap(pixmap: &phonebench_pixels::Pixmap) -> Vec<u8> {
@@ -1638,17 +1615,6 @@ fn normalize(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percent_s_rule_matches_android() {
-        assert_eq!(android_input_text("a%sb"), "a b");
-        assert_eq!(android_input_text("%s%s"), "  ");
-        assert_eq!(android_input_text("100%"), "100%");
-        assert_eq!(android_input_text("%%s"), "% ");
-        assert_eq!(android_input_text("%d%"), "%d%");
-        assert_eq!(android_input_text("s%"), "s%");
-        assert_eq!(android_input_text(""), "");
-    }
 
     #[test]
     fn paths_normalise() {
