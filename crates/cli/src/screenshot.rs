@@ -66,15 +66,21 @@ pub fn som_format(style: SomStyle) -> ObservationFormat {
 
 /// `phonebench screenshot`.
 pub fn run(args: &ScreenshotArgs) -> Result<()> {
+    if args.device.device.is_some()
+        && (args.xml.is_some()
+            || args.app.is_some()
+            || args.actions.is_some()
+            || args.size.is_some()
+            || args.seed != 0)
+    {
+        anyhow::bail!(
+            "--device takes the device's screen as it is, at its own size (--app, --actions, --xml, --size and --seed are for the simulated phone; drive a device with `phonebench play --device`)"
+        );
+    }
     let given: Option<Display> =
         args.size.as_deref().map(str::parse).transpose().map_err(|e: String| anyhow!("--size: {e}"))?;
     let som = som_style(args.som.as_deref())?;
     if let Some(device) = args.device.connect()? {
-        if args.xml.is_some() || args.app.is_some() || args.actions.is_some() {
-            anyhow::bail!(
-                "--device takes the device's screen as it is (drive it with `phonebench play --device`)"
-            );
-        }
         return write_png(&args.out, &crate::device::screenshot_device(device, som)?);
     }
     if let Some(xml) = &args.xml {

@@ -47,6 +47,10 @@ pub fn write_request(w: &mut impl Write, payload: &[u8]) -> io::Result<()> {
 pub fn read_prefixed(r: &mut impl Read) -> io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len)?;
+    // Exactly four hex digits (`from_str_radix` alone would also take a sign: `+00c`).
+    if !len.iter().all(u8::is_ascii_hexdigit) {
+        return Err(invalid(format!("bad length prefix {:?}", String::from_utf8_lossy(&len))));
+    }
     let text = std::str::from_utf8(&len).map_err(|_| invalid("the length prefix is not hex"))?;
     let n = usize::from_str_radix(text, 16).map_err(|_| invalid(format!("bad length prefix {text:?}")))?;
     let mut payload = vec![0u8; n];
@@ -167,6 +171,7 @@ mod tests {
         assert_eq!(read_prefixed(&mut &buf[..]).unwrap(), b"host:version");
         assert!(write_request(&mut Vec::new(), &vec![b'a'; MAX_REQUEST + 1]).is_err());
         assert!(read_prefixed(&mut &b"00zzabc"[..]).is_err());
+        assert!(read_prefixed(&mut &b"+00c host:version"[..]).is_err());
     }
 
     #[test]
