@@ -445,18 +445,7 @@ fn quote(text: &str) -> Result<String, String> {
     if ["{{", "{%", "{#"].iter().any(|s| text.contains(s)) {
         return Err(format!("`{text}` holds template syntax"));
     }
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    Ok(out)
+    Ok(phonebench_tasks::reference::quote_string(text))
 }
 
 /// A name that is safe as one path component and in a task id.

@@ -17,21 +17,12 @@ pub use phonebench_tasks::sphinx::{
 use phonebench_uitree::{Bounds, Node, XmlError, read_xml_bytes};
 use serde_json::{Map, Value};
 
-/// Why a SPHINX evaluator or trajectory could not be imported. Evaluator problems come from
-/// [`SphinxEvaluatorError`] (converted with `From`, so `?` works on the evaluator functions).
+/// Why a SPHINX evaluator or trajectory could not be imported.
 #[derive(Debug, thiserror::Error)]
 pub enum SphinxError {
-    /// The evaluator text is not JSON.
-    #[error("evaluator is not valid JSON: {0}")]
-    Json(#[from] serde_json::Error),
-    /// An evaluator entry is malformed; `at` locates it (`[1].evaluators[0]`).
-    #[error("evaluator {at}: {message}")]
-    Evaluator {
-        /// Where in the evaluator list (`[i]`, `[i].evaluators[j]`, …).
-        at: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// The evaluator file is not JSON, or an entry is malformed.
+    #[error(transparent)]
+    Evaluator(#[from] SphinxEvaluatorError),
     /// A file of a trajectory directory cannot be read.
     #[error("{}: {message}", file.display())]
     Io {
@@ -56,15 +47,6 @@ pub enum SphinxError {
         /// Where and why.
         source: XmlError,
     },
-}
-
-impl From<SphinxEvaluatorError> for SphinxError {
-    fn from(e: SphinxEvaluatorError) -> SphinxError {
-        match e {
-            SphinxEvaluatorError::Json(e) => SphinxError::Json(e),
-            SphinxEvaluatorError::Evaluator { at, message } => SphinxError::Evaluator { at, message },
-        }
-    }
 }
 
 /// Loads a SPHINX trajectory directory: `{i}.xml` screens, `activities.json`, and the actions

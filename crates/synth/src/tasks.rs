@@ -111,18 +111,7 @@ pub struct SuiteOutcome {
 }
 
 fn quote(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    phonebench_tasks::reference::quote_string(text)
 }
 
 /// Whether a text can go into a goal, answer or selector literally (they are templates there).

@@ -457,6 +457,24 @@ fn tokenize(line: &str) -> Result<Vec<Token>, String> {
     Ok(out)
 }
 
+/// `text` as a `"…"` reference string: the inverse of what [`parse_step`] reads (`\n`, `\t`,
+/// `\"`, `\\` escaped). Reference strings are templates; callers writing untrusted text keep
+/// template syntax out themselves.
+pub fn quote_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// A `"…"` string (JSON escapes) or a `'…'` string (no escapes) starting at `start`.
 fn quoted(chars: &[char], start: usize) -> Result<(String, usize), String> {
     let quote = chars[start];
@@ -497,6 +515,14 @@ pub fn parse_reference(lines: &[(usize, String)], file: &std::path::Path) -> Res
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn quoted_strings_read_back_as_written() {
+        for text in ["plain", "say \"hi\"", "back\\slash", "two\nlines\tand tab", "", "é 日本"] {
+            let written: Vec<char> = quote_string(text).chars().collect();
+            assert_eq!(quoted(&written, 0), Ok((text.to_string(), written.len())), "{text:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

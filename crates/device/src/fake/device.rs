@@ -1330,11 +1330,20 @@ impl Intent {
             args.get(i).cloned().ok_or_else(|| format!("Argument expected after \"{}\"", args[i - 1]))
         };
         while i < args.len() {
-            let arg = args[i].as_str();
-            match arg {
-                "-a" => intent.action = Some(value(i + 1)?),
-                "-d" => intent.data = Some(value(i + 1)?),
-                "-c" => intent.categories.push(value(i + 1)?),
+            // Each option says how many words it took (itself and its values).
+            i += match args[i].as_str() {
+                "-a" => {
+                    intent.action = Some(value(i + 1)?);
+                    2
+                }
+                "-d" => {
+                    intent.data = Some(value(i + 1)?);
+                    2
+                }
+                "-c" => {
+                    intent.categories.push(value(i + 1)?);
+                    2
+                }
                 "-n" => {
                     let component = value(i + 1)?;
                     let (package, activity) = component
@@ -1342,6 +1351,7 @@ impl Intent {
                         .filter(|(p, a)| !p.is_empty() && !a.is_empty())
                         .ok_or_else(|| format!("Bad component name: {component}"))?;
                     intent.component = Some((package.to_string(), activity.to_string()));
+                    2
                 }
                 "-t"
                 | "-f"
@@ -1356,27 +1366,33 @@ impl Intent {
                 | "--receiver-permission"
                 | "-R" => {
                     value(i + 1)?;
+                    2
                 }
                 "--es" | "--ei" | "--el" | "--ef" | "--ez" | "--eu" | "--ecn" | "--eia" | "--ela"
                 | "--efa" | "--esa" | "-e" => {
                     let key = value(i + 1)?;
                     let val = value(i + 2)?;
                     intent.extras.insert(key, val);
-                    i += 1;
+                    3
                 }
                 "--esn" => {
                     intent.extras.insert(value(i + 1)?, String::new());
+                    2
                 }
-                "-W" => intent.wait = true,
-                "-S" => intent.stop_first = true,
-                flag if flag.starts_with('-') => {}
+                "-W" => {
+                    intent.wait = true;
+                    1
+                }
+                "-S" => {
+                    intent.stop_first = true;
+                    1
+                }
+                flag if flag.starts_with('-') => 1,
                 uri => {
                     intent.data = Some(uri.to_string());
-                    i += 1;
-                    continue;
+                    1
                 }
-            }
-            i += if matches!(arg, "-W" | "-S") || !takes_value(arg) { 1 } else { 2 };
+            };
         }
         Ok(intent)
     }
@@ -1398,43 +1414,6 @@ impl Intent {
         }
         parts.join(" ")
     }
-}
-
-/// Whether an `am` option consumes the next argument (extras consume two: the second is skipped
-/// where they are parsed).
-fn takes_value(arg: &str) -> bool {
-    arg.starts_with('-')
-        && matches!(
-            arg,
-            "-a" | "-d"
-                | "-c"
-                | "-n"
-                | "-t"
-                | "-f"
-                | "-p"
-                | "--user"
-                | "--display"
-                | "--windowingMode"
-                | "--activityType"
-                | "-P"
-                | "--start-profiler"
-                | "--sampling"
-                | "--receiver-permission"
-                | "-R"
-                | "--es"
-                | "--ei"
-                | "--el"
-                | "--ef"
-                | "--ez"
-                | "--eu"
-                | "--ecn"
-                | "--eia"
-                | "--ela"
-                | "--efa"
-                | "--esa"
-                | "-e"
-                | "--esn"
-        )
 }
 
 /// `am start -W`'s report.
