@@ -57,9 +57,71 @@ pub struct AppPackage {
     /// Pictures in `assets/` by file name → their key (`asset:…`), decoded and kept by
     /// [`phonebench_pixels::assets`]: what `src="asset:NAME"` and `icon="asset:NAME"` draw.
     pub assets: BTreeMap<String, String>,
+    /// Per screen: the names its template may read from the render context (its own free
+    /// names and every partial's, since a macro runs on its caller's context), so that the
+    /// phone renders a screen again only when something it can read changed.
+    pub screen_reads: BTreeMap<String, ContextReads>,
+}
+
+/// Which of the render context's changing values a screen's template can read
+/// ([`AppPackage::screen_reads`]). Conservative: a name that appears free anywhere the screen
+/// may reach counts as read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ContextReads {
+    /// `now` (the clock cut to the screen's tick).
+    pub now: bool,
+    /// `fields` (what the screen's text fields hold).
+    pub fields: bool,
+    /// `clipboard`.
+    pub clipboard: bool,
+}
+
+impl ContextReads {
+    /// Everything: what a screen whose reads are unknown gets.
+    pub const ALL: ContextReads = ContextReads { now: true, fields: true, clipboard: true };
+
+    fn of(names: &std::collections::HashSet<String>) -> ContextReads {
+        // `debug()` prints the whole context.
+        let all = names.contains("debug");
+        ContextReads {
+            now: all || names.contains("now"),
+            fields: all || names.contains("fields"),
+            clipboard: all || names.contains("clipboard"),
+        }
+    }
+}
+
+/// [`ContextReads`] for every screen of `env`: a screen's own free names and the partials'.
+fn screen_reads(
+    env: &minijinja::Environment<'static>,
+    screens: &BTreeMap<String, PathBuf>,
+) -> BTreeMap<String, ContextReads> {
+    let mut partials = std::collections::HashSet::new();
+    for (name, template) in env.templates() {
+        if name.starts_with('_') {
+            partials.extend(template.undeclared_variables(false));
+        }
+    }
+    screens
+        .keys()
+        .map(|screen| {
+            let mut names = partials.clone();
+            match env.get_template(&AppPackage::template_name(screen)) {
+                Ok(template) => names.extend(template.undeclared_variables(false)),
+                Err(_) => return (screen.clone(), ContextReads::ALL),
+            }
+            (screen.clone(), ContextReads::of(&names))
+        })
+        .collect()
 }
 
 impl AppPackage {
+    /// What screen `screen`'s template can read of the changing context ([`ContextReads::ALL`]
+    /// for a screen the package does not have).
+    pub fn reads_of(&self, screen: &str) -> ContextReads {
+        self.screen_reads.get(screen).copied().unwrap_or(ContextReads::ALL)
+    }
+
     /// The template name of a screen.
     pub fn template_name(screen: &str) -> String {
         format!("{screen}.xml")
@@ -114,6 +176,7 @@ impl AppPackage {
         }
 
         let assets = load_assets(dir)?;
+        let screen_reads = screen_reads(&env, &screens);
         // A launcher icon of the package's own (`icon = "asset:logo.svg"`) is drawn by its key.
         if let Some(name) = manifest.icon.strip_prefix(phonebench_pixels::assets::ASSET) {
             manifest.icon = assets.get(name.trim()).cloned().ok_or_else(|| {
@@ -133,6 +196,7 @@ impl AppPackage {
             indexes,
             snapshot,
             assets,
+            screen_reads,
         };
         package.check(&manifest_file, &conn, &sources)?;
         Ok(package)
@@ -384,9 +448,9 @@ impl AppPackage {
         }
         let mut conn = Connection::open_in_memory().map_err(|e| e.to_string())?;
         sql::install_functions(&conn, || 0, || 0).map_err(|e| e.to_string())?;
-        sandbox::install(&mut conn, sandbox::Profile::App, sandbox::Deadline::default())
+        let budget = sandbox::install(&mut conn, sandbox::Profile::App, sandbox::Deadline::default())
             .map_err(|e| format!("cannot set up the SQLite sandbox: {e}"))?;
-        sandbox::deserialize(&mut conn, sandbox::Profile::App, &self.snapshot, false)
+        sandbox::deserialize(&mut conn, sandbox::Profile::App, &budget, &self.snapshot, false)
             .map_err(|e| format!("cannot open app `{}`'s database: {e}", self.manifest.id))?;
         conn.prepare(sql).map(|_| ()).map_err(|e| {
             format!("SQL error on app `{}`'s database: {}", self.manifest.id, sandbox::explain(&e))

@@ -109,6 +109,11 @@ impl Deadline {
 pub struct Budget {
     /// Progress-handler calls since the last arm (each is [`OPS_PER_CHECK`] operations).
     checks: Arc<AtomicU64>,
+    /// Statements that change the schema prepared so far (the authorizer sees every statement
+    /// as it is prepared; a schema change expires the prepared ones, so a repeated one is seen
+    /// again). Row changes are counted by SQLite itself (`total_changes`); together they tell
+    /// whether a database changed since some moment.
+    schema_changes: Arc<AtomicU64>,
 }
 
 impl Budget {
@@ -116,6 +121,41 @@ impl Budget {
     pub fn arm(&self) {
         self.checks.store(0, Ordering::Relaxed);
     }
+
+    /// How many schema-changing statements (`CREATE`, `DROP`, `ALTER`, `REINDEX`, `ANALYZE`,
+    /// temporary objects included) were prepared on the connection so far.
+    pub fn schema_changes(&self) -> u64 {
+        self.schema_changes.load(Ordering::Relaxed)
+    }
+}
+
+/// Whether an authorizer request is part of a statement that changes the schema.
+fn changes_schema(action: &AuthAction<'_>) -> bool {
+    matches!(
+        action,
+        AuthAction::CreateIndex { .. }
+            | AuthAction::CreateTable { .. }
+            | AuthAction::CreateTempIndex { .. }
+            | AuthAction::CreateTempTable { .. }
+            | AuthAction::CreateTempTrigger { .. }
+            | AuthAction::CreateTempView { .. }
+            | AuthAction::CreateTrigger { .. }
+            | AuthAction::CreateView { .. }
+            | AuthAction::DropIndex { .. }
+            | AuthAction::DropTable { .. }
+            | AuthAction::DropTempIndex { .. }
+            | AuthAction::DropTempTable { .. }
+            | AuthAction::DropTempTrigger { .. }
+            | AuthAction::DropTempView { .. }
+            | AuthAction::DropTrigger { .. }
+            | AuthAction::DropView { .. }
+            | AuthAction::AlterTable { .. }
+            | AuthAction::Reindex { .. }
+            | AuthAction::Analyze { .. }
+            | AuthAction::CreateVtable { .. }
+            | AuthAction::DropVtable { .. }
+            | AuthAction::Unknown { .. }
+    )
 }
 
 thread_local! {
@@ -176,7 +216,10 @@ fn random_refusal(name: &str) -> String {
     format!("{name}() is not allowed in a criterion: a criterion must be a function of the recorded state")
 }
 
-fn authorize(profile: Profile, context: AuthContext<'_>) -> Authorization {
+fn authorize(profile: Profile, schema_changes: &AtomicU64, context: AuthContext<'_>) -> Authorization {
+    if changes_schema(&context.action) {
+        schema_changes.fetch_add(1, Ordering::Relaxed);
+    }
     let deny = |reason: String| {
         record(reason);
         Authorization::Deny
@@ -259,8 +302,37 @@ fn host_reading(name: &str, first_time: usize, ctx: &Context<'_>) -> Option<Stri
     None
 }
 
+/// Results of [`builtin`] calls kept per thread: with the host clock and zone refused the date
+/// functions are pure, and screens call them with the same arguments render after render (a
+/// calendar month runs thousands). Forgotten wholesale when full.
+const BUILTIN_MEMO: usize = 16_384;
+
+thread_local! {
+    static BUILTIN_RESULTS: RefCell<std::collections::HashMap<String, Value>> =
+        RefCell::new(std::collections::HashMap::new());
+}
+
 /// Runs SQLite's own `name` on `args` through a connection without overrides.
 fn builtin(name: &str, args: Vec<Value>) -> rusqlite::Result<Value> {
+    // The arguments' debug form keeps their types apart (`Integer(5)`, `Text("5")`).
+    let key = format!("{name}{args:?}");
+    if let Some(hit) = BUILTIN_RESULTS.with(|memo| memo.try_borrow().ok().and_then(|m| m.get(&key).cloned()))
+    {
+        return Ok(hit);
+    }
+    let result = run_builtin(name, args)?;
+    BUILTIN_RESULTS.with(|memo| {
+        if let Ok(mut memo) = memo.try_borrow_mut() {
+            if memo.len() >= BUILTIN_MEMO {
+                memo.clear();
+            }
+            memo.insert(key, result.clone());
+        }
+    });
+    Ok(result)
+}
+
+fn run_builtin(name: &str, args: Vec<Value>) -> rusqlite::Result<Value> {
     PLAIN.with(|cell| {
         let mut slot = cell.try_borrow_mut().map_err(|_| user_error(format!("{name}(): re-entered")))?;
         if slot.is_none() {
@@ -316,8 +388,9 @@ pub fn install(conn: &mut Connection, profile: Profile, deadline: Deadline) -> r
             })?;
         }
     }
-    conn.authorizer(Some(move |context: AuthContext<'_>| authorize(profile, context)))?;
     let budget = Budget::default();
+    let touched = budget.schema_changes.clone();
+    conn.authorizer(Some(move |context: AuthContext<'_>| authorize(profile, &touched, context)))?;
     let checks = budget.checks.clone();
     let max_checks = MAX_STATEMENT_OPS / OPS_PER_CHECK as u64;
     conn.progress_handler(
@@ -350,12 +423,14 @@ pub fn install(conn: &mut Connection, profile: Profile, deadline: Deadline) -> r
 pub fn deserialize(
     conn: &mut Connection,
     profile: Profile,
+    budget: &Budget,
     bytes: &[u8],
     read_only: bool,
 ) -> rusqlite::Result<()> {
     conn.authorizer(None::<fn(AuthContext<'_>) -> Authorization>)?;
     let result = conn.deserialize_read_exact(rusqlite::MAIN_DB, bytes, bytes.len(), read_only);
-    conn.authorizer(Some(move |context: AuthContext<'_>| authorize(profile, context)))?;
+    let touched = budget.schema_changes.clone();
+    conn.authorizer(Some(move |context: AuthContext<'_>| authorize(profile, &touched, context)))?;
     result
 }
 

@@ -122,6 +122,17 @@ pub fn not_xml_char(c: char) -> bool {
     !matches!(c, '\t' | '\n' | '\r' | ' '..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
 }
 
+/// Whether `s` holds no character the formatter must rewrite: no control character (line
+/// breaks and tabs included) and no U+FFFE / U+FFFF (whose UTF-8 starts `EF BF BE` / `EF BF BF`).
+/// Surrogates cannot occur in a `str`, so these are all of [`not_xml_char`].
+fn plain_xml_text(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    !bytes.iter().enumerate().any(|(i, &b)| {
+        b < 0x20
+            || (b == 0xEF && bytes.get(i + 1) == Some(&0xBF) && matches!(bytes.get(i + 2), Some(0xBE | 0xBF)))
+    })
+}
+
 /// A fresh environment with the phone's functions and filters and no templates.
 ///
 /// Output of `.xml` templates is XML-escaped (minijinja's HTML escaping, which is valid XML), so
@@ -137,6 +148,9 @@ pub fn new_environment() -> Environment<'static> {
     // attributes, where a literal line break would be normalised to a space by the XML parser
     // (a multi-line note or mail body would lose its lines).
     env.set_formatter(|out, state, value| match value.as_str() {
+        // Most values are plain text: one pass over the bytes says so (this runs for every
+        // value a screen prints).
+        Some(s) if plain_xml_text(s) => minijinja::escape_formatter(out, state, value),
         Some(s)
             if !value.is_safe()
                 && matches!(state.auto_escape(), AutoEscape::Html)
@@ -298,6 +312,35 @@ pub fn literal_handlers(source: &str) -> Vec<(usize, &str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_text_fast_path_agrees_with_the_character_rules() {
+        let samples = [
+            "plain",
+            "",
+            "tab\there",
+            "line\nbreak",
+            "cr\r",
+            "nul\0",
+            "bell\u{7}",
+            "del\u{7f}",
+            "\u{FFFD} ok",
+            "\u{FFFE}",
+            "x\u{FFFF}y",
+            "\u{EFBF}",
+            "é漢🎉",
+            "\u{E000}\u{FFFC}",
+        ];
+        for s in samples {
+            let slow = !s.chars().any(|c| not_xml_char(c) || matches!(c, '\n' | '\r' | '\t'));
+            assert_eq!(plain_xml_text(s), slow, "{s:?}");
+        }
+        for c in (0u32..0x3_0000).filter_map(char::from_u32) {
+            let s = c.to_string();
+            let slow = !(not_xml_char(c) || matches!(c, '\n' | '\r' | '\t'));
+            assert_eq!(plain_xml_text(&s), slow, "{c:?}");
+        }
+    }
 
     #[test]
     fn undefined_names_are_errors_where_used_but_may_be_tested() {

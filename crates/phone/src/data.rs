@@ -22,12 +22,79 @@ pub type SharedDb = Arc<AppDb>;
 pub struct AppDb {
     conn: Mutex<Connection>,
     budget: Budget,
+    /// The database's [`DataStamp`] right after the last [`AppDb::restore`], or `None` when it
+    /// was never restored. Reset skips a database whose stamp is still that: restoring it
+    /// would write the same bytes, and would throw away its prepared statements (a deserialize
+    /// reloads the schema).
+    restored_at: Mutex<Option<DataStamp>>,
 }
+
+/// Where a database's content is in its history: restores, changed rows (SQLite's
+/// `total_changes`, rolled-back ones included) and schema-changing statements so far. Equal
+/// stamps of one database mean equal content; a screen is rendered again only when a stamp of
+/// the data it reads moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataStamp {
+    restores: u64,
+    rows: u64,
+    schema: u64,
+}
+
+/// Prepared statements kept per app connection: the busiest screens run a few dozen distinct
+/// queries, and rusqlite's default of 16 made them evict each other every render.
+const STATEMENT_CACHE: usize = 256;
 
 impl AppDb {
     /// Wraps a connection that [`phonebench_apps::sandbox::install`] set up with `budget`.
     pub fn new(conn: Connection, budget: Budget) -> AppDb {
-        AppDb { conn: Mutex::new(conn), budget }
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        AppDb { conn: Mutex::new(conn), budget, restored_at: Mutex::new(None) }
+    }
+
+    fn poisoned<T>(_: T) -> String {
+        "database lock poisoned".to_string()
+    }
+
+    /// The database's stamp now.
+    pub fn stamp(&self) -> Result<DataStamp, String> {
+        let conn = self.conn.lock().map_err(Self::poisoned)?;
+        let restores = self.restored_at.lock().map_err(Self::poisoned)?.map_or(0, |s| s.restores);
+        Ok(DataStamp { restores, rows: conn.total_changes(), schema: self.budget.schema_changes() })
+    }
+
+    /// Replaces the database with `snapshot` (serialized bytes), byte for byte.
+    pub fn restore(&self, snapshot: &[u8]) -> Result<(), String> {
+        let mut conn = self.conn.lock().map_err(Self::poisoned)?;
+        let mut restored_at = self.restored_at.lock().map_err(Self::poisoned)?;
+        let restores = restored_at.map_or(0, |s| s.restores) + 1;
+        // Counted before it runs: a failed restore leaves the content unknown, never "as it was".
+        *restored_at = Some(DataStamp { restores, rows: u64::MAX, schema: u64::MAX });
+        phonebench_apps::sandbox::deserialize(
+            &mut conn,
+            phonebench_apps::sandbox::Profile::App,
+            &self.budget,
+            snapshot,
+            false,
+        )
+        .map_err(|e| format!("cannot restore the database snapshot: {e}"))?;
+        *restored_at =
+            Some(DataStamp { restores, rows: conn.total_changes(), schema: self.budget.schema_changes() });
+        Ok(())
+    }
+
+    /// [`AppDb::restore`], unless nothing changed the database since it was last restored from
+    /// this same `snapshot` (no row changed — rolled-back changes count too — and no
+    /// schema-changing statement was prepared). Returns whether it restored.
+    pub fn restore_if_changed(&self, snapshot: &[u8]) -> Result<bool, String> {
+        let unchanged = {
+            let restored_at = *self.restored_at.lock().map_err(Self::poisoned)?;
+            restored_at.is_some() && restored_at == Some(self.stamp()?)
+        };
+        if unchanged {
+            return Ok(false);
+        }
+        self.restore(snapshot)?;
+        Ok(true)
     }
 
     /// Locks the connection for one use, with a fresh operation budget.

@@ -209,6 +209,33 @@ fn measure_view(
 /// Lays `root` out in `area` (the window's content rectangle). With `fill`, the root takes the
 /// whole area (an app's screen); without, it takes its own size within it (a dialog).
 pub fn layout(root: &View, area: Rect, fill: bool, density: f32) -> Result<LaidOut<'_>, String> {
+    layout_kept(root, area, fill, density, None).map(|(laid, _)| laid)
+}
+
+/// A screen's taffy tree kept after its layout, so that the next layout of the same screen
+/// recomputes only what changed: taffy keeps every node's results until the node (or one below
+/// it) is marked dirty, and the results it keeps are the ones it would compute again, so a kept
+/// layout gives the same rectangles as a fresh one.
+#[derive(Debug, Clone)]
+pub struct KeptLayout {
+    tree: TaffyTree<usize>,
+    /// The node of each view, in the pre-order of the view tree the layout was made for.
+    ids: Vec<NodeId>,
+    density: f32,
+}
+
+/// A view tree flattened in pre-order: each view's parent, whether it is a stacked
+/// (FrameLayout overlay) child, and its children.
+struct Flat<'a> {
+    views: Vec<&'a View>,
+    parents: Vec<Option<usize>>,
+    stacked: Vec<bool>,
+    children: Vec<Vec<usize>>,
+    /// Views in each one's subtree, itself included (a subtree is a contiguous range).
+    sizes: Vec<usize>,
+}
+
+fn flatten(root: &View) -> Flat<'_> {
     let mut views: Vec<&View> = Vec::new();
     let mut parents: Vec<Option<usize>> = Vec::new();
     let mut stacked: Vec<bool> = Vec::new();
@@ -223,37 +250,154 @@ pub fn layout(root: &View, area: Rect, fill: bool, density: f32) -> Result<LaidO
             stack.push((child, Some(index), stack_children && i > 0));
         }
     }
-
-    let mut tree: TaffyTree<usize> = TaffyTree::with_capacity(views.len());
-    let mut ids: Vec<NodeId> = Vec::with_capacity(views.len());
-    for (i, view) in views.iter().enumerate() {
-        let parent = parents[i].map(|p| views[p]);
-        let style = style_of(view, parent, stacked[i]);
-        let id = if view.shows_text() || matches!(view.kind, Kind::Toggle | Kind::Radio) {
-            tree.new_leaf_with_context(style, i)
-        } else {
-            tree.new_leaf(style)
-        }
-        .map_err(|e| format!("layout: {e}"))?;
-        ids.push(id);
-    }
+    let mut children = vec![Vec::new(); views.len()];
     for (i, parent) in parents.iter().enumerate() {
         if let Some(p) = parent {
-            tree.add_child(ids[*p], ids[i]).map_err(|e| format!("layout: {e}"))?;
+            children[*p].push(i);
         }
     }
-    let root_id = ids[0];
-    let mut root_style = style_of(root, None, false);
-    if fill {
-        root_style.size = Size { width: Dimension::length(area.w), height: Dimension::length(area.h) };
-    } else {
-        root_style.max_size = Size {
-            width: LengthPercentageAuto::length(area.w),
-            height: LengthPercentageAuto::length(area.h),
-        };
+    let mut sizes = vec![1usize; views.len()];
+    for i in (1..views.len()).rev() {
+        if let Some(p) = parents[i] {
+            sizes[p] += sizes[i];
+        }
     }
-    tree.set_style(root_id, root_style).map_err(|e| format!("layout: {e}"))?;
+    Flat { views, parents, stacked, children, sizes }
+}
 
+/// Whether taffy measures the view (text, or a control beside its text).
+fn measured(view: &View) -> bool {
+    view.shows_text() || matches!(view.kind, Kind::Toggle | Kind::Radio)
+}
+
+/// Whether two views measure alike: everything [`measure_view`] reads.
+fn same_measure(a: &View, b: &View) -> bool {
+    a.kind == b.kind
+        && a.look == b.look
+        && a.text == b.text
+        && a.hint == b.hint
+        && a.password == b.password
+        && a.icon.is_some() == b.icon.is_some()
+        && a.class.ends_with("Switch") == b.class.ends_with("Switch")
+}
+
+/// The style of view `i` of `flat`; the root's is sized by the area.
+fn node_style(flat: &Flat<'_>, i: usize, area: Rect, fill: bool) -> Style {
+    let parent = flat.parents[i].map(|p| flat.views[p]);
+    let mut style = style_of(flat.views[i], parent, flat.stacked[i]);
+    if i == 0 {
+        if fill {
+            style.size = Size { width: Dimension::length(area.w), height: Dimension::length(area.h) };
+        } else {
+            style.max_size = Size {
+                width: LengthPercentageAuto::length(area.w),
+                height: LengthPercentageAuto::length(area.h),
+            };
+        }
+    }
+    style
+}
+
+/// Adds the subtree of view `top` of `flat` to `tree` as new nodes, filling `ids` for it.
+fn build_subtree(
+    tree: &mut TaffyTree<usize>,
+    flat: &Flat<'_>,
+    top: usize,
+    area: Rect,
+    fill: bool,
+    ids: &mut [Option<NodeId>],
+) -> Result<NodeId, String> {
+    let err = |e: taffy::TaffyError| format!("layout: {e}");
+    for i in top..top + flat.sizes[top] {
+        let style = node_style(flat, i, area, fill);
+        let id =
+            if measured(flat.views[i]) { tree.new_leaf_with_context(style, i) } else { tree.new_leaf(style) }
+                .map_err(err)?;
+        ids[i] = Some(id);
+        if i != top
+            && let Some(parent) = flat.parents[i].and_then(|p| ids[p])
+        {
+            tree.add_child(parent, id).map_err(err)?;
+        }
+    }
+    ids[top].ok_or_else(|| "layout: a subtree without a root".to_string())
+}
+
+/// Brings a kept tree made for `old` up to date with `new`: views are paired by position (the
+/// root with the root, then the children of a pair in order); a pair whose style or measured
+/// content differs is marked dirty, children beyond the shorter list are removed or added.
+fn update_kept(
+    tree: &mut TaffyTree<usize>,
+    old: &Flat<'_>,
+    old_ids: &[NodeId],
+    new: &Flat<'_>,
+    area: Rect,
+    fill: bool,
+) -> Result<Vec<NodeId>, String> {
+    let err = |e: taffy::TaffyError| format!("layout: {e}");
+    let mut ids: Vec<Option<NodeId>> = vec![None; new.views.len()];
+    let mut pairs = vec![(0usize, 0usize)];
+    while let Some((n, o)) = pairs.pop() {
+        let id = old_ids[o];
+        ids[n] = Some(id);
+        let style = node_style(new, n, area, fill);
+        if *tree.style(id).map_err(err)? != style {
+            tree.set_style(id, style).map_err(err)?;
+        }
+        let (view, was) = (new.views[n], old.views[o]);
+        if measured(view) != tree.get_node_context(id).is_some() {
+            tree.set_node_context(id, measured(view).then_some(n)).map_err(err)?;
+        } else if let Some(context) = tree.get_node_context_mut(id) {
+            *context = n;
+            if !same_measure(view, was) {
+                tree.mark_dirty(id).map_err(err)?;
+            }
+        }
+        let (nc, oc) = (&new.children[n], &old.children[o]);
+        let common = nc.len().min(oc.len());
+        for j in 0..common {
+            pairs.push((nc[j], oc[j]));
+        }
+        for &gone in &oc[common..] {
+            // The subtree's top first (it leaves its parent, which is marked dirty), then the rest.
+            for &node in &old_ids[gone..gone + old.sizes[gone]] {
+                tree.remove(node).map_err(err)?;
+            }
+        }
+        for &added in &nc[common..] {
+            let child = build_subtree(tree, new, added, area, fill, &mut ids)?;
+            tree.add_child(id, child).map_err(err)?;
+        }
+    }
+    ids.into_iter().map(|id| id.ok_or_else(|| "layout: a view without a node".to_string())).collect()
+}
+
+/// [`layout`], keeping the taffy tree: with `previous` (the view tree an earlier layout of the
+/// same screen was made for, and what it kept), only the nodes that differ are laid out anew.
+pub fn layout_kept<'a>(
+    root: &'a View,
+    area: Rect,
+    fill: bool,
+    density: f32,
+    previous: Option<(&View, KeptLayout)>,
+) -> Result<(LaidOut<'a>, KeptLayout), String> {
+    let err = |e: taffy::TaffyError| format!("layout: {e}");
+    let flat = flatten(root);
+    let (mut tree, ids) = match previous {
+        Some((old_root, kept)) if kept.density == density => {
+            let old = flatten(old_root);
+            if old.views.len() == kept.ids.len() {
+                let mut tree = kept.tree;
+                let ids = update_kept(&mut tree, &old, &kept.ids, &flat, area, fill)?;
+                (tree, ids)
+            } else {
+                fresh_tree(&flat, area, fill)?
+            }
+        }
+        _ => fresh_tree(&flat, area, fill)?,
+    };
+    let Flat { views, parents, stacked, .. } = flat;
+    let root_id = ids[0];
     let available =
         Size { width: AvailableSpace::Definite(area.w), height: AvailableSpace::Definite(area.h) };
     tree.compute_layout_with_measure(root_id, available, |inputs, _node, context, style| {
@@ -268,12 +412,12 @@ pub fn layout(root: &View, area: Rect, fill: bool, density: f32) -> Result<LaidO
             },
         )
     })
-    .map_err(|e| format!("layout: {e}"))?;
+    .map_err(err)?;
 
     let mut rects = vec![Rect::default(); views.len()];
     let mut max_scroll = vec![0.0f32; views.len()];
     for i in 0..views.len() {
-        let l = tree.layout(ids[i]).map_err(|e| format!("layout: {e}"))?;
+        let l = tree.layout(ids[i]).map_err(err)?;
         let (px, py) = match parents[i] {
             Some(p) => (rects[p].x, rects[p].y),
             None => (area.x, area.y),
@@ -303,15 +447,25 @@ pub fn layout(root: &View, area: Rect, fill: bool, density: f32) -> Result<LaidO
         if views[i].kind == Kind::Scroll {
             // Content height: the lowest child edge plus the container's bottom padding.
             let mut content = 0.0f32;
-            for child in tree.children(ids[i]).map_err(|e| format!("layout: {e}"))? {
-                let c = tree.layout(child).map_err(|e| format!("layout: {e}"))?;
+            for child in tree.children(ids[i]).map_err(err)? {
+                let c = tree.layout(child).map_err(err)?;
                 content = content.max(c.location.y + c.size.height + c.margin.bottom);
             }
             content += l.padding.bottom;
             max_scroll[i] = (content - l.size.height).max(0.0).round();
         }
     }
-    Ok(LaidOut { views, parents, rects, max_scroll })
+    Ok((LaidOut { views, parents, rects, max_scroll }, KeptLayout { tree, ids, density }))
+}
+
+/// A new taffy tree for `flat`.
+fn fresh_tree(flat: &Flat<'_>, area: Rect, fill: bool) -> Result<(TaffyTree<usize>, Vec<NodeId>), String> {
+    let mut tree: TaffyTree<usize> = TaffyTree::with_capacity(flat.views.len());
+    let mut ids = vec![None; flat.views.len()];
+    build_subtree(&mut tree, flat, 0, area, fill, &mut ids)?;
+    let ids: Result<Vec<NodeId>, String> =
+        ids.into_iter().map(|id| id.ok_or_else(|| "layout: a view without a node".to_string())).collect();
+    Ok((tree, ids?))
 }
 
 /// The owned part of a layout (everything but the view references), kept between renders of a
@@ -377,6 +531,79 @@ mod tests {
         let rects = out.rects.clone();
         let max = out.max_scroll.clone();
         (view, rects, max)
+    }
+
+    /// A screen of `rows` list rows; `seed` varies texts (some long enough to wrap), sizes,
+    /// weights, kinds and the children of each row.
+    fn variant(rows: usize, seed: usize) -> String {
+        let mut xml = String::from(
+            "<LinearLayout><Toolbar><TextView text=\"Inbox\" size=\"20\"/></Toolbar><RecyclerView>",
+        );
+        for r in 0..rows {
+            let k = (r * 7 + seed * 13) % 11;
+            let text =
+                if k == 3 { "long words ".repeat(12 + seed % 5) } else { format!("Row {r} v{}", seed % 3) };
+            let star =
+                if k.is_multiple_of(2) { "<ImageButton icon=\"star\"/>" } else { "<Switch text=\"On\"/>" };
+            let extra = if k == 5 { "<TextView text=\"Has attachment\" size=\"12\"/>" } else { "" };
+            let height = if k == 7 { " height=\"96\"" } else { "" };
+            xml.push_str(&format!(
+                "<LinearLayout orientation=\"horizontal\" padding=\"10 16\" gap=\"{}\"{height}><TextView text=\"{text}\" weight=\"1\" lines=\"{}\"/>{extra}{star}</LinearLayout>",
+                8 + k % 3,
+                1 + k % 3
+            ));
+        }
+        xml.push_str(
+            "</RecyclerView><EditText id=\"f\" hint=\"Search\"/><Button text=\"OK\"/></LinearLayout>",
+        );
+        xml
+    }
+
+    #[test]
+    fn a_kept_layout_gives_the_rectangles_a_fresh_one_does() {
+        let area = Rect { x: 0.0, y: 84.0, w: 1080.0, h: 2190.0 };
+        let mut previous: Option<(View, KeptLayout)> = None;
+        // Rows change, appear and go; texts wrap and stop wrapping; the area shrinks (a keyboard).
+        let steps = [(30, 0), (30, 1), (30, 1), (28, 2), (33, 3), (0, 4), (12, 5), (12, 6), (40, 7), (40, 8)];
+        for (n, (rows, seed)) in steps.into_iter().enumerate() {
+            let view = parse_layout(&variant(rows, seed), "p", D).unwrap();
+            let area = if n % 3 == 2 { Rect { h: 1300.0, ..area } } else { area };
+            let fresh = layout(&view, area, true, D).unwrap();
+            let (expected, expected_scroll) = (fresh.rects.clone(), fresh.max_scroll.clone());
+            let kept_input = previous.take();
+            let (laid, kept) =
+                layout_kept(&view, area, true, D, kept_input.as_ref().map(|(v, k)| (v, k.clone()))).unwrap();
+            assert_eq!(laid.rects, expected, "step {n}: rows {rows}, seed {seed}");
+            assert_eq!(laid.max_scroll, expected_scroll, "step {n}");
+            assert_eq!(laid.parents, fresh.parents, "step {n}");
+            drop(laid);
+            previous = Some((view, kept));
+        }
+    }
+
+    #[test]
+    fn a_kept_layout_measures_again_the_text_that_changed() {
+        let area = Rect { x: 0.0, y: 84.0, w: 1080.0, h: 2190.0 };
+        let screen = |long_row: Option<usize>| {
+            let rows: String = (0..20)
+                .map(|r| {
+                    let text = if Some(r) == long_row { "wrapping words ".repeat(10) } else { format!("Row {r}") };
+                    format!("<LinearLayout orientation=\"horizontal\"><TextView text=\"{text}\" weight=\"1\"/><ImageButton icon=\"star\"/></LinearLayout>")
+                })
+                .collect();
+            parse_layout(&format!("<LinearLayout><RecyclerView>{rows}</RecyclerView></LinearLayout>"), "p", D)
+                .unwrap()
+        };
+        let mut previous: Option<(View, KeptLayout)> = None;
+        for long_row in [None, Some(5), Some(5), Some(6), None] {
+            let view = screen(long_row);
+            let fresh = layout(&view, area, true, D).unwrap().rects;
+            let (laid, kept) =
+                layout_kept(&view, area, true, D, previous.as_ref().map(|(v, k)| (v, k.clone()))).unwrap();
+            assert_eq!(laid.rects, fresh, "long row {long_row:?}");
+            drop(laid);
+            previous = Some((view, kept));
+        }
     }
 
     #[test]

@@ -301,10 +301,11 @@ impl Phone {
                 deadline.clone(),
             )
             .map_err(|e| app_err(format!("cannot set up the SQLite sandbox: {e}")))?;
-            restore(&mut conn, &package.snapshot).map_err(app_err)?;
+            let db = Arc::new(crate::data::AppDb::new(conn, budget));
+            db.restore(&package.snapshot).map_err(app_err)?;
             apps.push(AppRuntime {
                 package: package.clone(),
-                db: Arc::new(crate::data::AppDb::new(conn, budget)),
+                db,
                 stack: Vec::new(),
                 cache: None,
                 return_to: None,
@@ -367,13 +368,11 @@ impl Phone {
             *rng = ChaCha8Rng::seed_from_u64(self.config.seed);
         }
         for app in &mut self.apps {
-            let mut conn = app.db.lock().map_err(|_| PhoneError::App {
-                app: app.package.manifest.id.clone(),
-                message: "database lock poisoned".into(),
-            })?;
-            restore(&mut conn, &app.package.snapshot)
+            // An app nothing wrote to since its last restore keeps its database (and its
+            // prepared statements): equal bytes either way.
+            app.db
+                .restore_if_changed(&app.package.snapshot)
                 .map_err(|message| PhoneError::App { app: app.package.manifest.id.clone(), message })?;
-            drop(conn);
             app.stack.clear();
             app.cache = None;
             app.return_to = None;
@@ -460,6 +459,16 @@ impl Phone {
     /// Events apps emitted since creation or the last reset, in order.
     pub fn events(&self) -> &[AppEvent] {
         &self.events
+    }
+
+    /// Forgets every rendered screen, so that the next look renders from scratch. Renders are
+    /// kept only while nothing they depend on changed, so this changes nothing anyone sees: the
+    /// tests use it to check exactly that.
+    pub fn forget_renders(&mut self) {
+        for app in &mut self.apps {
+            app.cache = None;
+        }
+        self.screen = None;
     }
 
     /// The current screen's UI tree.
@@ -676,13 +685,10 @@ impl Phone {
         let index = self.find_app(app).ok_or_else(|| self.unknown_app(app))?;
         let runtime = &mut self.apps[index];
         let id = runtime.package.manifest.id.clone();
-        let mut conn = runtime
+        runtime
             .db
-            .lock()
-            .map_err(|_| PhoneError::App { app: id.clone(), message: "database lock poisoned".into() })?;
-        restore(&mut conn, &runtime.package.snapshot)
+            .restore(&runtime.package.snapshot)
             .map_err(|message| PhoneError::App { app: id, message })?;
-        drop(conn);
         runtime.cache = None;
         self.data_version += 1;
         self.screen = None;
@@ -1818,10 +1824,4 @@ pub(crate) fn admit_text(mut field: String, added: &str, outcome: &mut Outcome) 
         ));
     }
     field
-}
-
-/// Replaces `conn`'s database with `snapshot`.
-fn restore(conn: &mut Connection, snapshot: &[u8]) -> Result<(), String> {
-    phonebench_apps::sandbox::deserialize(conn, phonebench_apps::sandbox::Profile::App, snapshot, false)
-        .map_err(|e| format!("cannot restore the database snapshot: {e}"))
 }

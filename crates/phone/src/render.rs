@@ -10,7 +10,7 @@ use phonebench_pixels::{Align as PaintAlign, CHECK_DP, Frame, Paint, Role, SWITC
 use phonebench_uitree::{Bounds, Node, TreeBuilder, UiTree, WindowKind};
 
 use crate::data::ScreenData;
-use crate::layout::{Boxes, LaidOut, Rect, layout};
+use crate::layout::{Boxes, KeptLayout, LaidOut, Rect, layout, layout_kept};
 use crate::markup::LayoutError;
 use crate::phone::{Foreground, Overlay, Phone, PhoneError};
 use crate::system::{self, KEYBOARD, LAUNCHER, SYSTEMUI};
@@ -70,12 +70,27 @@ pub(crate) struct CacheKey {
     args: BTreeMap<String, Value>,
     vars: BTreeMap<String, Value>,
     fields: BTreeMap<String, String>,
-    data_version: u64,
+    /// The stamps of the databases the screen can read (its app's, then each `reads` app's).
+    data: Vec<crate::data::DataStamp>,
     pages: BTreeMap<String, usize>,
-    /// The clock cut to the screen's tick (a minute unless `[screens.NAME] tick` says).
-    time: i64,
-    clipboard: Option<String>,
+    /// The clock cut to the screen's tick (a minute unless `[screens.NAME] tick` says), when
+    /// the screen's template can read `now`.
+    time: Option<i64>,
+    /// The clipboard, when the template can read it.
+    clipboard: Option<Option<String>>,
     keyboard: bool,
+}
+
+impl CacheKey {
+    /// What the template's output depends on: the key without what only the views' state
+    /// (text fields unless the template reads them) and the layout area (the keyboard) depend on.
+    fn template_part(&self, reads_fields: bool) -> CacheKey {
+        CacheKey {
+            fields: if reads_fields { self.fields.clone() } else { BTreeMap::new() },
+            keyboard: false,
+            ..self.clone()
+        }
+    }
 }
 
 /// A rendered, laid-out app screen.
@@ -84,6 +99,20 @@ pub(crate) struct ScreenCache {
     key: CacheKey,
     view: View,
     boxes: Boxes,
+    /// The layout's taffy tree: the next render of the same screen lays out only what changed.
+    kept: KeptLayout,
+    /// The markup the template rendered, and the views parsed from it before the frame's state
+    /// (fields, pager pages, focus) went in: markup rendered again unchanged is not parsed again.
+    xml: String,
+    parsed: View,
+}
+
+/// What one render of an app's screen made: the views to lay out, the markup, and the views as
+/// parsed from it (see [`ScreenCache`]).
+struct Rendered {
+    view: View,
+    xml: String,
+    parsed: View,
 }
 
 /// App ids the launcher's dock shows, in order, when installed (at most four).
@@ -143,6 +172,10 @@ impl Phone {
         }
         // The app's view comes first: rendering applies autofocus, which decides the keyboard.
         let mut cached: Option<ScreenCache> = None;
+        // The same screen's last render when something it depends on changed: its markup and
+        // layout let this render redo only what differs.
+        let mut stale: Option<ScreenCache> = None;
+        let mut rendered: Option<(String, View)> = None;
         // A screen that fails on the app's own data (template, markup, SQL, a limit) shows
         // Android's "<App> keeps stopping" instead: the agent sees the error and can go back.
         let mut crash: Option<(usize, String)> = None;
@@ -159,30 +192,38 @@ impl Phone {
                 // A list that reordered (a disturbance) is rendered anew each time, never cached.
                 let (depth, screen) = self.top_screen(i);
                 let rotation = self.disturber.rotation_on((i, depth, screen));
+                let screen = screen.to_owned();
                 let key = self.cache_key(i);
-                let view = match self.apps[i].cache.take() {
-                    Some(c) if rotation.is_none() && Some(&c.key) == key.as_ref() => {
-                        let view = c.view.clone();
+                let previous = self.apps[i].cache.take();
+                let view = match previous {
+                    Some(mut c) if rotation.is_none() && Some(&c.key) == key.as_ref() => {
+                        // Moved out, not copied: the cache gets the view back below.
+                        let view = std::mem::replace(&mut c.view, View::new("", Kind::Group));
                         cached = Some(c);
                         view
                     }
-                    _ => match self.render_app(i) {
-                        Ok(mut view) => {
-                            if let Some(rotation) = rotation {
-                                crate::disturb::reorder_rows(&mut view, rotation);
-                                reordered = true;
+                    previous => {
+                        stale = previous.filter(|c| c.key.screen == screen);
+                        let result = self.render_app(i, stale.as_ref());
+                        match result {
+                            Ok(Rendered { mut view, xml, parsed }) => {
+                                rendered = Some((xml, parsed));
+                                if let Some(rotation) = rotation {
+                                    crate::disturb::reorder_rows(&mut view, rotation);
+                                    reordered = true;
+                                }
+                                view
                             }
-                            view
+                            Err(e) => {
+                                let message = self.app_failure(e)?;
+                                let view = self.crash_screen(i, &message);
+                                crash = Some((i, message));
+                                // Nothing on the failed screen can take typing.
+                                self.keyboard = false;
+                                view
+                            }
                         }
-                        Err(e) => {
-                            let message = self.app_failure(e)?;
-                            let view = self.crash_screen(i, &message);
-                            crash = Some((i, message));
-                            // Nothing on the failed screen can take typing.
-                            self.keyboard = false;
-                            view
-                        }
-                    },
+                    }
                 };
                 (view, self.apps[i].package.manifest.package.clone(), Some(i))
             }
@@ -263,18 +304,30 @@ impl Phone {
         let fail = |message: String| PhoneError::App { app: main_package.clone(), message };
         // An app view that cannot be laid out is the app's failure too.
         let crash_view;
+        let mut kept = None;
         let main_laid = match &cached {
             Some(c) => LaidOut::from_boxes(&main_view, &c.boxes),
-            None => match (layout(&main_view, app_area, true, density), app_index) {
-                (Ok(laid), _) => laid,
-                (Err(message), Some(i)) if crash.is_none() => {
-                    let message = self.app_failure(fail(message))?;
-                    crash_view = self.crash_screen(i, &message);
-                    crash = Some((i, message));
-                    layout(&crash_view, app_area, true, density).map_err(fail)?
+            None => {
+                let laid = match stale.take().filter(|_| crash.is_none()) {
+                    Some(ScreenCache { view, kept, .. }) => {
+                        layout_kept(&main_view, app_area, true, density, Some((&view, kept)))
+                    }
+                    None => layout_kept(&main_view, app_area, true, density, None),
+                };
+                match (laid, app_index) {
+                    (Ok((laid, k)), _) => {
+                        kept = Some(k);
+                        laid
+                    }
+                    (Err(message), Some(i)) if crash.is_none() => {
+                        let message = self.app_failure(fail(message))?;
+                        crash_view = self.crash_screen(i, &message);
+                        crash = Some((i, message));
+                        layout(&crash_view, app_area, true, density).map_err(fail)?
+                    }
+                    (Err(message), _) => return Err(fail(message)),
                 }
-                (Err(message), _) => return Err(fail(message)),
-            },
+            }
         };
         let mut windows: Vec<WindowSpec> = Vec::new();
         windows.push(WindowSpec {
@@ -432,12 +485,17 @@ impl Phone {
             && !reordered
             && let Some(key) = self.cache_key(i)
         {
-            let boxes = match cached {
-                Some(c) => c.boxes,
-                None => windows[0].laid.boxes(),
+            let parts = match cached {
+                Some(c) => Some((c.boxes, c.kept, c.xml, c.parsed)),
+                None => match (kept, rendered) {
+                    (Some(kept), Some((xml, parsed))) => Some((windows[0].laid.boxes(), kept, xml, parsed)),
+                    _ => None,
+                },
             };
             drop(windows);
-            self.apps[i].cache = Some(ScreenCache { key, view: main_view, boxes });
+            if let Some((boxes, kept, xml, parsed)) = parts {
+                self.apps[i].cache = Some(ScreenCache { key, view: main_view, boxes, kept, xml, parsed });
+            }
         }
         let crash =
             crash.map(|(i, message)| crate::phone::crash_note(&self.apps[i].package.manifest.name, &message));
@@ -490,22 +548,31 @@ impl Phone {
     /// autofocus and so must run).
     fn cache_key(&self, i: usize) -> Option<CacheKey> {
         let frame = self.apps[i].stack.last().filter(|f| f.initialized)?;
+        let package = &self.apps[i].package;
+        let reads = package.reads_of(&frame.screen);
+        // A database that cannot say where it is (a poisoned lock) makes the screen render anew.
+        let mut data = vec![self.apps[i].db.stamp().ok()?];
+        for id in &package.manifest.reads {
+            if let Some(app) = self.apps.iter().find(|a| &a.package.manifest.id == id) {
+                data.push(app.db.stamp().ok()?);
+            }
+        }
         Some(CacheKey {
             screen: frame.screen.clone(),
             args: frame.args.clone(),
             vars: frame.vars.clone(),
             fields: frame.fields.clone(),
-            data_version: self.data_version,
+            data,
             pages: frame.pages.clone(),
-            time: self.now_ms().div_euclid(self.tick_ms(i)),
-            clipboard: self.clipboard.clone(),
+            time: reads.now.then(|| self.now_ms().div_euclid(self.tick_ms(i))),
+            clipboard: reads.clipboard.then(|| self.clipboard.clone()),
             keyboard: self.keyboard_shown(),
         })
     }
 
     /// Renders app `i`'s top screen to views, filling its text fields from the frame and
     /// applying autofocus the first time the screen renders.
-    fn render_app(&mut self, i: usize) -> Result<View, PhoneError> {
+    fn render_app(&mut self, i: usize, previous: Option<&ScreenCache>) -> Result<Rendered, PhoneError> {
         let package = self.apps[i].package.clone();
         let app_id = package.manifest.id.clone();
         let fail = |message: String| PhoneError::App { app: app_id.clone(), message };
@@ -523,62 +590,71 @@ impl Phone {
         let Some(frame) = self.apps[i].stack.last().cloned() else {
             return Err(fail("no screen on the back stack".into()));
         };
-        let reads = package
-            .manifest
-            .reads
-            .iter()
-            .filter_map(|id| {
-                self.apps.iter().find(|a| &a.package.manifest.id == id).map(|a| (id.clone(), a.db.clone()))
-            })
-            .collect();
-        let data = ScreenData { own: self.apps[i].db.clone(), reads, indexes: package.indexes.clone() };
-        let ctx = Value::from_pairs([
-            ("args", Value::from(frame.args.clone())),
-            ("vars", Value::from(frame.vars.clone())),
-            ("fields", Value::from(frame.fields.clone())),
-            // Screens see time to the minute, as a phone shows it, or to their tick (a stopwatch:
-            // a second); actions get the exact time.
-            ("now", Value::from(self.now_ms().div_euclid(self.tick_ms(i)) * self.tick_ms(i))),
-            ("clipboard", Value::from(self.clipboard.clone().unwrap_or_default())),
-            ("pages", Value::from(frame.pages.clone())),
-            (
-                "app",
-                Value::from_pairs([
-                    ("id", Value::from(package.manifest.id.clone())),
-                    ("name", Value::from(package.manifest.name.clone())),
-                    ("package", Value::from(package.manifest.package.clone())),
-                ]),
-            ),
-            (phonebench_apps::DATA_KEY, Value::from_object(RenderData(Arc::new(data)))),
-        ]);
-        let name = AppPackage::template_name(&frame.screen);
-        let file = package
-            .screens
-            .get(&frame.screen)
-            .cloned()
-            .unwrap_or_else(|| package.dir.join("screens").join(&name));
-        let file = package_path(&package, &file);
-        let template = package
-            .env
-            .get_template(&name)
-            .map_err(|e| fail(phonebench_apps::templates::template_error(&file, &e).to_string()))?;
-        let xml = template.render(ctx).map_err(|e| fail(render_error(&file, &e)))?;
-        let mut root = crate::markup::parse_layout_in(
-            &xml,
-            &package.manifest.package,
-            self.config.display.density(),
-            &self.apps[i].assets,
-        )
-        .map_err(|e| {
-            // The partials the screen may have imported, for errors a macro rendered.
-            let partials: Vec<(std::path::PathBuf, String)> = package
-                .env
-                .templates()
-                .filter(|(name, _)| name.starts_with('_'))
-                .map(|(name, t)| (partial_path(&file, name), t.source().to_string()))
-                .collect();
-            fail(layout_error(&file, template.source(), &partials, &xml, &e))
-        })?;
+        // Nothing the template can read changed (typing into a field it does not read, the
+        // keyboard): its markup and views are the last render's.
+        let reads_fields = package.reads_of(&frame.screen).fields;
+        let unchanged = match (previous, self.cache_key(i)) {
+            (Some(c), Some(key)) if c.key.template_part(reads_fields) == key.template_part(reads_fields) => {
+                Some((c.xml.clone(), c.parsed.clone()))
+            }
+            _ => None,
+        };
+        let (xml, mut root) = match unchanged {
+            Some(kept) => kept,
+            None => {
+                let reads = package
+                    .manifest
+                    .reads
+                    .iter()
+                    .filter_map(|id| {
+                        self.apps
+                            .iter()
+                            .find(|a| &a.package.manifest.id == id)
+                            .map(|a| (id.clone(), a.db.clone()))
+                    })
+                    .collect();
+                let data =
+                    ScreenData { own: self.apps[i].db.clone(), reads, indexes: package.indexes.clone() };
+                let ctx = Value::from_pairs([
+                    ("args", Value::from(frame.args.clone())),
+                    ("vars", Value::from(frame.vars.clone())),
+                    ("fields", Value::from(frame.fields.clone())),
+                    // Screens see time to the minute, as a phone shows it, or to their tick (a stopwatch:
+                    // a second); actions get the exact time.
+                    ("now", Value::from(self.now_ms().div_euclid(self.tick_ms(i)) * self.tick_ms(i))),
+                    ("clipboard", Value::from(self.clipboard.clone().unwrap_or_default())),
+                    ("pages", Value::from(frame.pages.clone())),
+                    (
+                        "app",
+                        Value::from_pairs([
+                            ("id", Value::from(package.manifest.id.clone())),
+                            ("name", Value::from(package.manifest.name.clone())),
+                            ("package", Value::from(package.manifest.package.clone())),
+                        ]),
+                    ),
+                    (phonebench_apps::DATA_KEY, Value::from_object(RenderData(Arc::new(data)))),
+                ]);
+                let name = AppPackage::template_name(&frame.screen);
+                let file = package
+                    .screens
+                    .get(&frame.screen)
+                    .cloned()
+                    .unwrap_or_else(|| package.dir.join("screens").join(&name));
+                let file = package_path(&package, &file);
+                let template = package
+                    .env
+                    .get_template(&name)
+                    .map_err(|e| fail(phonebench_apps::templates::template_error(&file, &e).to_string()))?;
+                let xml = template.render(ctx).map_err(|e| fail(render_error(&file, &e)))?;
+                // Markup rendered again unchanged is not parsed again.
+                let root = match previous.filter(|c| c.key.screen == frame.screen && c.xml == xml) {
+                    Some(c) => c.parsed.clone(),
+                    None => self.parse_screen(i, &package, &file, &template, &xml)?,
+                };
+                (xml, root)
+            }
+        };
+        let parsed = root.clone();
 
         let frame = self.apps[i].stack.last_mut().ok_or_else(|| fail("no screen".into()))?;
         let first = !frame.initialized;
@@ -614,7 +690,38 @@ impl Phone {
             frame.focused = Some(id);
             self.keyboard = true;
         }
-        Ok(root)
+        Ok(Rendered { view: root, xml, parsed })
+    }
+
+    /// Parses the markup app `i`'s screen template (`file`) rendered; an error names the
+    /// template line (or the partial's) that produced the offending markup.
+    fn parse_screen(
+        &self,
+        i: usize,
+        package: &AppPackage,
+        file: &std::path::Path,
+        template: &minijinja::Template<'_, '_>,
+        xml: &str,
+    ) -> Result<View, PhoneError> {
+        crate::markup::parse_layout_in(
+            xml,
+            &package.manifest.package,
+            self.config.display.density(),
+            &self.apps[i].assets,
+        )
+        .map_err(|e| {
+            // The partials the screen may have imported, for errors a macro rendered.
+            let partials: Vec<(std::path::PathBuf, String)> = package
+                .env
+                .templates()
+                .filter(|(name, _)| name.starts_with('_'))
+                .map(|(name, t)| (partial_path(file, name), t.source().to_string()))
+                .collect();
+            PhoneError::App {
+                app: package.manifest.id.clone(),
+                message: layout_error(file, template.source(), &partials, xml, &e),
+            }
+        })
     }
 }
 

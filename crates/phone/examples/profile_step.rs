@@ -1,0 +1,43 @@
+//! A step repeated, for profiling: on `APP`'s entry screen, taps the first element whose
+//! resource id ends with `ID` (a toggle that writes the database) — or, with `ID` = `scroll`,
+//! scrolls down and up — then observes; prints the median and p99 of apply + observe.
+
+use std::path::Path;
+use std::time::Instant;
+
+use phonebench_actions::{Action, Direction, Target};
+use phonebench_observe::ObservationFormat;
+use phonebench_phone::{Catalog, Phone, PhoneConfig};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let app = args.next().unwrap_or_else(|| "email".into());
+    let id = args.next().unwrap_or_else(|| "star".into());
+    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps");
+    let mut phone = Phone::new(Catalog::load_dir(&dir)?, PhoneConfig::default())?;
+    phone.apply(&Action::OpenApp { app })?;
+    let observation = phone.observe(ObservationFormat::SphinxTree)?;
+    let tree = phone.tree()?.clone();
+    let scroll = id == "scroll";
+    let index = if scroll {
+        Some(0)
+    } else {
+        observation.targets.iter().position(|&node| tree.node(node).resource_id.ends_with(&format!("/{id}")))
+    }
+    .ok_or("no such element")?;
+    let tap = Action::Tap { target: Target::Index(index as u32) };
+    let scrolls =
+        [Direction::Down, Direction::Up].map(|direction| Action::Scroll { direction, target: None });
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n {
+        let action = if scroll { &scrolls[i % 2] } else { &tap };
+        let t = Instant::now();
+        phone.apply(action)?;
+        std::hint::black_box(phone.observe(ObservationFormat::SphinxTree)?);
+        samples.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    samples.sort_by(f64::total_cmp);
+    println!("{} nodes: p50 {:.0} µs, p99 {:.0} µs", tree.len(), samples[n / 2], samples[n * 99 / 100]);
+    Ok(())
+}

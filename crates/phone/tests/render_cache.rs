@@ -1,0 +1,56 @@
+//! The phone keeps renders (views, markup, layout) and redoes only what changed: every screen
+//! it shows after random play of every app must equal the same screen rendered from scratch.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+
+use phonebench_actions::{Action, Direction, Key, Target};
+use phonebench_observe::ObservationFormat;
+use phonebench_phone::{Catalog, Phone, PhoneConfig};
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+
+const WORDS: [&str; 5] = ["hello", "Ada", "42", "meeting notes for the whole team today", "x"];
+
+#[test]
+fn kept_renders_equal_fresh_ones_through_random_play() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps");
+    let catalog = Catalog::load_dir(&dir).unwrap();
+    let apps: Vec<String> = catalog.apps().iter().map(|a| a.manifest.id.clone()).collect();
+    let mut phone = Phone::new(catalog, PhoneConfig::default()).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let mut compared = 0;
+    for app in &apps {
+        phone.reset().unwrap();
+        phone.apply(&Action::OpenApp { app: app.clone() }).unwrap();
+        let mut targets = phone.observe(ObservationFormat::SphinxTree).unwrap().targets.len();
+        for step in 0..45 {
+            let pick =
+                |rng: &mut ChaCha8Rng| Target::Index((rng.next_u32() as usize % targets.max(1)) as u32);
+            let action = match rng.next_u32() % 100 {
+                0..=49 if targets > 0 => Action::Tap { target: pick(&mut rng) },
+                50..=69 if targets > 0 => Action::Type {
+                    text: WORDS[rng.next_u32() as usize % WORDS.len()].to_string(),
+                    target: Some(pick(&mut rng)),
+                    clear: rng.next_u32() % 3 == 0,
+                    enter: false,
+                },
+                70..=84 => Action::Scroll {
+                    direction: if rng.next_u32() % 2 == 0 { Direction::Down } else { Direction::Up },
+                    target: None,
+                },
+                85..=89 => Action::Wait { ms: Some(61_000) },
+                _ => Action::Key { key: Key::Back },
+            };
+            // A rejected action (an index with nothing to do) is fine: the screen is what counts.
+            let _ = phone.apply(&action);
+            let kept = phonebench_uitree::write_xml(phone.tree().unwrap());
+            targets = phone.observe(ObservationFormat::SphinxTree).unwrap().targets.len();
+            phone.forget_renders();
+            let fresh = phonebench_uitree::write_xml(phone.tree().unwrap());
+            assert_eq!(kept, fresh, "{app}, step {step}, after {action:?}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, apps.len() * 45);
+}
