@@ -78,6 +78,27 @@ pub fn parse_layout_in(
     density: f32,
     assets: &BTreeMap<String, String>,
 ) -> Result<View, LayoutError> {
+    parse_layout_ranged(xml, package, density, assets).map(|parsed| parsed.root)
+}
+
+/// A parsed layout and where each view's element lies in the markup: `ranges[i]` is the byte
+/// range of the i-th view in pre-order.
+#[derive(Debug, Clone)]
+pub struct ParsedLayout {
+    /// The view tree.
+    pub root: View,
+    /// Byte range of each view's element, in pre-order.
+    pub ranges: Vec<std::ops::Range<usize>>,
+}
+
+/// [`parse_layout_in`], keeping where each view came from (for [`reparse_changed`]).
+pub fn parse_layout_ranged(
+    xml: &str,
+    package: &str,
+    density: f32,
+    assets: &BTreeMap<String, String>,
+) -> Result<ParsedLayout, LayoutError> {
+    let mut ranges = Vec::new();
     // Elements, their text and attributes are nodes: the parse stops at a few per allowed view.
     let options = roxmltree::ParsingOptions {
         allow_dtd: false,
@@ -119,6 +140,7 @@ pub fn parse_layout_in(
                     ));
                 }
                 let view = element(&doc, node, package, density, assets)?;
+                ranges.push(node.range());
                 pending.push(view);
                 built.push(Vec::new());
                 node.children().find(|c| c.is_element())
@@ -145,7 +167,111 @@ pub fn parse_layout_in(
             }
         }
     }
-    built.pop().and_then(|mut v| v.pop()).ok_or_else(|| LayoutError::whole("the layout is empty"))
+    let root =
+        built.pop().and_then(|mut v| v.pop()).ok_or_else(|| LayoutError::whole("the layout is empty"))?;
+    Ok(ParsedLayout { root, ranges })
+}
+
+/// The layout `new_xml` parses to, made from `old` (what `old_xml` parsed to) by parsing again
+/// only the innermost element that holds every byte where the two texts differ: an element's
+/// views depend on its own markup alone, so the rest is the same. `None` when that element is
+/// the root, or when the fragment does not parse or breaks a limit: then a full parse says
+/// what is wrong, with the right line.
+pub fn reparse_changed(
+    old_xml: &str,
+    old: &ParsedLayout,
+    new_xml: &str,
+    package: &str,
+    density: f32,
+    assets: &BTreeMap<String, String>,
+) -> Option<ParsedLayout> {
+    let (a, b) = (old_xml.as_bytes(), new_xml.as_bytes());
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let room = a.len().min(b.len()) - prefix;
+    let suffix = a.iter().rev().zip(b.iter().rev()).take(room).take_while(|(x, y)| x == y).count();
+    // The bytes that differ: `old_xml[prefix..old_end]` became `new_xml[prefix..new_end]`.
+    let old_end = a.len() - suffix;
+    let delta = b.len() as isize - a.len() as isize;
+    let shift = |at: usize| usize::try_from(at as isize + delta).ok();
+    // The innermost element whose first and last bytes are both outside the change.
+    let target = old.ranges.iter().rposition(|r| r.start < prefix && old_end < r.end)?;
+    if target == 0 {
+        return None;
+    }
+    let sizes = subtree_sizes(&old.ranges);
+    let range = old.ranges[target].clone();
+    let fragment = new_xml.get(range.start..shift(range.end)?)?;
+    let parsed = parse_layout_ranged(fragment, package, density, assets).ok()?;
+    // Where the element sits: the path of child positions from the root, and its ancestors.
+    let mut path = Vec::new();
+    let mut ancestors = vec![0usize];
+    let mut at = 0usize;
+    while at != target {
+        let mut child = at + 1;
+        let mut position = 0usize;
+        while target >= child + sizes[child] {
+            child += sizes[child];
+            position += 1;
+        }
+        path.push(position);
+        at = child;
+        if at != target {
+            ancestors.push(at);
+        }
+    }
+    let views = old.ranges.len() - sizes[target] + parsed.ranges.len();
+    if views > MAX_LAYOUT_VIEWS || path.len() + depth(&parsed.ranges) > MAX_LAYOUT_DEPTH {
+        return None;
+    }
+    let mut root = old.root.clone();
+    let mut slot = &mut root;
+    for position in path {
+        slot = slot.children.get_mut(position)?;
+    }
+    *slot = parsed.root;
+    let mut ranges = Vec::with_capacity(views);
+    for (i, r) in old.ranges[..target].iter().enumerate() {
+        let end = if ancestors.contains(&i) { shift(r.end)? } else { r.end };
+        ranges.push(r.start..end);
+    }
+    ranges.extend(parsed.ranges.iter().map(|r| r.start + range.start..r.end + range.start));
+    for r in &old.ranges[target + sizes[target]..] {
+        ranges.push(shift(r.start)?..shift(r.end)?);
+    }
+    Some(ParsedLayout { root, ranges })
+}
+
+/// How many views each view's subtree holds (itself included), from pre-order nested ranges.
+fn subtree_sizes(ranges: &[std::ops::Range<usize>]) -> Vec<usize> {
+    let mut sizes = vec![1usize; ranges.len()];
+    let mut open: Vec<usize> = Vec::new();
+    for (i, r) in ranges.iter().enumerate() {
+        while let Some(&top) = open.last() {
+            if r.start < ranges[top].end {
+                break;
+            }
+            open.pop();
+        }
+        for &o in &open {
+            sizes[o] += 1;
+        }
+        open.push(i);
+    }
+    sizes
+}
+
+/// How deep pre-order nested ranges nest (1 for a single view).
+fn depth(ranges: &[std::ops::Range<usize>]) -> usize {
+    let mut open: Vec<usize> = Vec::new();
+    let mut deepest = 0;
+    for r in ranges {
+        while open.last().is_some_and(|&end| r.start >= end) {
+            open.pop();
+        }
+        open.push(r.end);
+        deepest = deepest.max(open.len());
+    }
+    deepest
 }
 
 fn element(
@@ -512,6 +638,46 @@ fn align(value: &str) -> Result<Align, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reparsing_where_the_markup_changed_gives_what_a_full_parse_does() {
+        let row = |i: usize, star: bool, text: &str| {
+            format!(
+                "<LinearLayout id=\"row\" orientation=\"horizontal\"><TextView text=\"{text} {i}\"/><ImageButton id=\"star\" icon=\"{}\"/></LinearLayout>",
+                if star { "star_fill" } else { "star" }
+            )
+        };
+        let screen = |rows: &[(bool, &str)]| {
+            let body: String = rows.iter().enumerate().map(|(i, (star, text))| row(i, *star, text)).collect();
+            format!(
+                "<LinearLayout><Toolbar><TextView text=\"Inbox\"/></Toolbar><RecyclerView>{body}</RecyclerView><Button text=\"OK\"/></LinearLayout>"
+            )
+        };
+        let base = vec![(false, "Mail"); 8];
+        let mut starred = base.clone();
+        starred[3].0 = true;
+        let mut renamed = base.clone();
+        renamed[6].1 = "Mail with a much longer subject é漢";
+        let fewer = base[..5].to_vec();
+        let more = [base.clone(), vec![(true, "New")]].concat();
+        let old_xml = screen(&base);
+        let old = parse_layout_ranged(&old_xml, "p", 2.0, &BTreeMap::new()).unwrap();
+        let mut reparsed_any = false;
+        for rows in [&starred, &renamed, &fewer, &more] {
+            let new_xml = screen(rows);
+            let full = parse_layout_ranged(&new_xml, "p", 2.0, &BTreeMap::new()).unwrap();
+            if let Some(part) = reparse_changed(&old_xml, &old, &new_xml, "p", 2.0, &BTreeMap::new()) {
+                reparsed_any = true;
+                assert_eq!(part.root, full.root);
+                assert_eq!(part.ranges, full.ranges);
+            }
+        }
+        assert!(reparsed_any, "a change inside one row is reparsed in place");
+        // A change that breaks the markup is left to the full parse (which reports it).
+        let broken = old_xml.replacen("<TextView text=\"Mail 2\"/>", "<TextView text=\"Mail 2\">", 1);
+        assert!(reparse_changed(&old_xml, &old, &broken, "p", 2.0, &BTreeMap::new()).is_none());
+        assert!(parse_layout_ranged(&broken, "p", 2.0, &BTreeMap::new()).is_err());
+    }
 
     #[test]
     fn parses_tags_attributes_and_nesting() {

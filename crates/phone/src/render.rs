@@ -11,7 +11,7 @@ use phonebench_uitree::{Bounds, Node, TreeBuilder, UiTree, WindowKind};
 
 use crate::data::ScreenData;
 use crate::layout::{Boxes, KeptLayout, LaidOut, Rect, layout, layout_kept};
-use crate::markup::LayoutError;
+use crate::markup::{LayoutError, ParsedLayout};
 use crate::phone::{Foreground, Overlay, Phone, PhoneError};
 use crate::system::{self, KEYBOARD, LAUNCHER, SYSTEMUI};
 use crate::view::{Hooks, Kind, View};
@@ -104,7 +104,7 @@ pub(crate) struct ScreenCache {
     /// The markup the template rendered, and the views parsed from it before the frame's state
     /// (fields, pager pages, focus) went in: markup rendered again unchanged is not parsed again.
     xml: String,
-    parsed: View,
+    parsed: ParsedLayout,
 }
 
 /// What one render of an app's screen made: the views to lay out, the markup, and the views as
@@ -112,7 +112,7 @@ pub(crate) struct ScreenCache {
 struct Rendered {
     view: View,
     xml: String,
-    parsed: View,
+    parsed: ParsedLayout,
 }
 
 /// App ids the launcher's dock shows, in order, when installed (at most four).
@@ -175,7 +175,7 @@ impl Phone {
         // The same screen's last render when something it depends on changed: its markup and
         // layout let this render redo only what differs.
         let mut stale: Option<ScreenCache> = None;
-        let mut rendered: Option<(String, View)> = None;
+        let mut rendered: Option<(String, ParsedLayout)> = None;
         // A screen that fails on the app's own data (template, markup, SQL, a limit) shows
         // Android's "<App> keeps stopping" instead: the agent sees the error and can go back.
         let mut crash: Option<(usize, String)> = None;
@@ -599,7 +599,7 @@ impl Phone {
             }
             _ => None,
         };
-        let (xml, mut root) = match unchanged {
+        let (xml, parsed) = match unchanged {
             Some(kept) => kept,
             None => {
                 let reads = package
@@ -646,15 +646,28 @@ impl Phone {
                     .get_template(&name)
                     .map_err(|e| fail(phonebench_apps::templates::template_error(&file, &e).to_string()))?;
                 let xml = template.render(ctx).map_err(|e| fail(render_error(&file, &e)))?;
-                // Markup rendered again unchanged is not parsed again.
-                let root = match previous.filter(|c| c.key.screen == frame.screen && c.xml == xml) {
-                    Some(c) => c.parsed.clone(),
+                // Markup rendered again is parsed again only where it changed.
+                let same_screen = previous.filter(|c| c.key.screen == frame.screen);
+                let parsed = match same_screen {
+                    Some(c) if c.xml == xml => Some(c.parsed.clone()),
+                    Some(c) => crate::markup::reparse_changed(
+                        &c.xml,
+                        &c.parsed,
+                        &xml,
+                        &package.manifest.package,
+                        self.config.display.density(),
+                        &self.apps[i].assets,
+                    ),
+                    None => None,
+                };
+                let parsed = match parsed {
+                    Some(parsed) => parsed,
                     None => self.parse_screen(i, &package, &file, &template, &xml)?,
                 };
-                (xml, root)
+                (xml, parsed)
             }
         };
-        let parsed = root.clone();
+        let mut root = parsed.root.clone();
 
         let frame = self.apps[i].stack.last_mut().ok_or_else(|| fail("no screen".into()))?;
         let first = !frame.initialized;
@@ -702,8 +715,8 @@ impl Phone {
         file: &std::path::Path,
         template: &minijinja::Template<'_, '_>,
         xml: &str,
-    ) -> Result<View, PhoneError> {
-        crate::markup::parse_layout_in(
+    ) -> Result<ParsedLayout, PhoneError> {
+        crate::markup::parse_layout_ranged(
             xml,
             &package.manifest.package,
             self.config.display.density(),
