@@ -27,7 +27,21 @@ pub struct AppDb {
     /// would write the same bytes, and would throw away its prepared statements (a deserialize
     /// reloads the schema).
     restored_at: Mutex<Option<DataStamp>>,
+    /// Screen query results at one stamp (see [`AppDb::remembered`]).
+    results: Mutex<QueryResults>,
 }
+
+/// Screen query results kept while their database does not change: a screen rendered again
+/// because something else changed (a field it reads, the minute) runs its queries again with
+/// the same answers.
+#[derive(Debug, Default)]
+struct QueryResults {
+    stamp: Option<DataStamp>,
+    rows: std::collections::HashMap<String, Vec<Value>>,
+}
+
+/// Query results kept per app at most; forgotten wholesale beyond.
+const KEPT_RESULTS: usize = 512;
 
 /// Where a database's content is in its history: restores, changed rows (SQLite's
 /// `total_changes`, rolled-back ones included) and schema-changing statements so far. Equal
@@ -48,7 +62,34 @@ impl AppDb {
     /// Wraps a connection that [`phonebench_apps::sandbox::install`] set up with `budget`.
     pub fn new(conn: Connection, budget: Budget) -> AppDb {
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        AppDb { conn: Mutex::new(conn), budget, restored_at: Mutex::new(None) }
+        AppDb { conn: Mutex::new(conn), budget, restored_at: Mutex::new(None), results: Mutex::default() }
+    }
+
+    /// The rows `sql` with `params` gave at `stamp`, if kept.
+    fn remembered(&self, stamp: DataStamp, key: &str) -> Option<Vec<Value>> {
+        let results = self.results.lock().ok()?;
+        if results.stamp != Some(stamp) {
+            return None;
+        }
+        results.rows.get(key).cloned()
+    }
+
+    /// Forgets every kept query result.
+    pub fn forget_results(&self) {
+        if let Ok(mut results) = self.results.lock() {
+            *results = QueryResults::default();
+        }
+    }
+
+    /// Keeps the rows a query gave at `stamp` (forgetting those of other stamps).
+    fn remember(&self, stamp: DataStamp, key: String, rows: &[Value]) {
+        if let Ok(mut results) = self.results.lock() {
+            if results.stamp != Some(stamp) || results.rows.len() >= KEPT_RESULTS {
+                results.rows.clear();
+                results.stamp = Some(stamp);
+            }
+            results.rows.insert(key, rows.to_vec());
+        }
     }
 
     fn poisoned<T>(_: T) -> String {
@@ -220,9 +261,25 @@ impl DataSource for ScreenData {
                 format!("query_app(`{id}`): this app may not read `{id}` (list it in `reads` in app.toml)")
             })?,
         };
+        // A query whose answer depends on more than the data (the generator, the clock) runs
+        // every time.
+        let lower = sql.to_ascii_lowercase();
+        let pure =
+            !["random", "phone_now", "changes(", "last_insert_rowid"].iter().any(|f| lower.contains(f));
+        let stamp = if pure { db.stamp().ok() } else { None };
+        // The parameters' debug form keeps their types apart (`1` and `"1"`).
+        let key = format!("{sql}\u{0}{params:?}");
+        if let Some(rows) = stamp.and_then(|stamp| db.remembered(stamp, &key)) {
+            return Ok(rows);
+        }
         let conn = db.lock().map_err(|_| "database lock poisoned".to_string())?;
         let lookup = |name: &str| params.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
-        query_rows(&conn, sql, &lookup)
+        let rows = query_rows(&conn, sql, &lookup)?;
+        drop(conn);
+        if let Some(stamp) = stamp {
+            db.remember(stamp, key, &rows);
+        }
+        Ok(rows)
     }
 
     fn search(&self, index: &str, text: &str, limit: usize) -> Result<Vec<Value>, String> {

@@ -461,12 +461,13 @@ impl Phone {
         &self.events
     }
 
-    /// Forgets every rendered screen, so that the next look renders from scratch. Renders are
-    /// kept only while nothing they depend on changed, so this changes nothing anyone sees: the
+    /// Forgets every rendered screen and kept query result, so that the next look renders from
+    /// scratch. Both are kept only while nothing they depend on changed, so this changes nothing anyone sees: the
     /// tests use it to check exactly that.
     pub fn forget_renders(&mut self) {
         for app in &mut self.apps {
             app.cache = None;
+            app.db.forget_results();
         }
         self.screen = None;
     }
