@@ -15,6 +15,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps");
     let catalog = Catalog::load_dir(&dir)?;
     let apps: Vec<String> = catalog.apps().iter().map(|a| a.manifest.id.clone()).collect();
+    let made = Instant::now();
+    for _ in 0..20 {
+        std::hint::black_box(Phone::new(catalog.clone(), PhoneConfig::default())?);
+    }
+    println!("Phone::new: {:.2} ms", made.elapsed().as_secs_f64() * 1000.0 / 20.0);
     let mut phone = Phone::new(catalog, PhoneConfig::default())?;
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let (mut apply, mut observe, mut reset) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);

@@ -212,16 +212,59 @@ pub fn layout(root: &View, area: Rect, fill: bool, density: f32) -> Result<LaidO
     layout_kept(root, area, fill, density, None).map(|(laid, _)| laid)
 }
 
-/// A screen's taffy tree kept after its layout, so that the next layout of the same screen
-/// recomputes only what changed: taffy keeps every node's results until the node (or one below
-/// it) is marked dirty, and the results it keeps are the ones it would compute again, so a kept
-/// layout gives the same rectangles as a fresh one.
+/// A handle on a screen's taffy tree kept after its layout, so that the next layout of the
+/// same screen recomputes only what changed: taffy keeps every node's results until the node (or
+/// one below it) is marked dirty, and the results it keeps are the ones it would compute again,
+/// so a kept layout gives the same rectangles as a fresh one.
+///
+/// The tree itself stays in the thread that made it ([`KEPT_PER_THREAD`] at most, the oldest
+/// forgotten first): taffy's `Style` holds a tagged pointer (`CompactLength`) and is not `Send`,
+/// while a phone moves between threads. A handle used on another thread, or after its tree was
+/// forgotten, finds nothing, and the layout is made afresh.
 #[derive(Debug, Clone)]
 pub struct KeptLayout {
+    token: u64,
+}
+
+/// A kept taffy tree (see [`KeptLayout`]).
+struct KeptTree {
     tree: TaffyTree<usize>,
     /// The node of each view, in the pre-order of the view tree the layout was made for.
     ids: Vec<NodeId>,
     density: f32,
+}
+
+/// Kept trees per thread: enough for the screens of the phones one thread steps in turn.
+const KEPT_PER_THREAD: usize = 64;
+
+static NEXT_KEPT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+thread_local! {
+    static KEPT: std::cell::RefCell<std::collections::VecDeque<(u64, KeptTree)>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
+/// Takes the tree `handle` names out of this thread's store, if it is there.
+fn take_kept(handle: &KeptLayout) -> Option<KeptTree> {
+    KEPT.with(|kept| {
+        let mut kept = kept.try_borrow_mut().ok()?;
+        let at = kept.iter().position(|(token, _)| *token == handle.token)?;
+        kept.remove(at).map(|(_, tree)| tree)
+    })
+}
+
+/// Keeps `tree` in this thread's store and returns its handle.
+fn keep(tree: KeptTree) -> KeptLayout {
+    let token = NEXT_KEPT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    KEPT.with(|kept| {
+        if let Ok(mut kept) = kept.try_borrow_mut() {
+            while kept.len() >= KEPT_PER_THREAD {
+                kept.pop_front();
+            }
+            kept.push_back((token, tree));
+        }
+    });
+    KeptLayout { token }
 }
 
 /// A view tree flattened in pre-order: each view's parent, whether it is a stacked
@@ -383,7 +426,8 @@ pub fn layout_kept<'a>(
 ) -> Result<(LaidOut<'a>, KeptLayout), String> {
     let err = |e: taffy::TaffyError| format!("layout: {e}");
     let flat = flatten(root);
-    let (mut tree, ids) = match previous {
+    let kept = previous.and_then(|(old_root, handle)| Some((old_root, take_kept(&handle)?)));
+    let (mut tree, ids) = match kept {
         Some((old_root, kept)) if kept.density == density => {
             let old = flatten(old_root);
             if old.views.len() == kept.ids.len() {
@@ -455,7 +499,7 @@ pub fn layout_kept<'a>(
             max_scroll[i] = (content - l.size.height).max(0.0).round();
         }
     }
-    Ok((LaidOut { views, parents, rects, max_scroll }, KeptLayout { tree, ids, density }))
+    Ok((LaidOut { views, parents, rects, max_scroll }, keep(KeptTree { tree, ids, density })))
 }
 
 /// A new taffy tree for `flat`.

@@ -215,6 +215,13 @@ pub(crate) struct Toast {
     pub until_ms: i64,
 }
 
+/// Runners, servers and the fake device move phones between threads: everything a phone keeps
+/// must be `Send` (taffy's layout trees are not, so they stay in a thread-local store).
+const _: () = {
+    const fn phone_is_send<T: Send>() {}
+    phone_is_send::<Phone>();
+};
+
 /// The simulated phone. See the crate documentation.
 #[derive(Debug)]
 pub struct Phone {
@@ -396,6 +403,19 @@ impl Phone {
         self.disturber = crate::disturb::Disturber::new(self.config.disturbances, self.config.seed);
         self.shade_scroll.clear();
         self.boot()
+    }
+
+    /// [`Phone::reset`] to the state [`Phone::new`] gives with `config` (another seed, clock,
+    /// display or disturbances): what a new phone would be, without building one (the
+    /// databases nothing changed are kept, with their prepared statements).
+    pub fn reset_with(&mut self, config: PhoneConfig) -> Result<(), PhoneError> {
+        config.display.check().map_err(PhoneError::Display)?;
+        if config.display != self.config.display {
+            // Renders and the theme are for the display they were made on.
+            self.theme_cache = None;
+        }
+        self.config = config;
+        self.reset()
     }
 
     /// The installed apps.
