@@ -25,10 +25,12 @@ mod human;
 pub mod llm;
 mod random;
 mod reference;
+mod replay;
 
 pub use human::HumanAgent;
 pub use random::RandomAgent;
 pub use reference::{ReferenceAgent, resolve_selector};
+pub use replay::ReplayAgent;
 
 /// A boxed future (agents are used as trait objects).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -13,6 +13,7 @@ macro_rules! out {
     }};
 }
 
+mod bench;
 mod device;
 mod export;
 mod mcp;
@@ -23,6 +24,7 @@ mod quality;
 mod report;
 mod screenshot;
 mod serve;
+mod solve;
 mod sphinx_eval;
 mod sphinx_import;
 mod suite;
@@ -86,6 +88,10 @@ enum Command {
     /// Check every task of a suite: the file is valid, its reference passes, doing nothing
     /// fails, random play (100 steps, 3 seeds) fails. Exits 1 if any task is invalid.
     Validate(suite::ValidateArgs),
+    /// Solve tasks by searching the simulated phone (the oracle, docs/solve.md): the shortest
+    /// solution found within a deterministic budget, never longer than the reference, each
+    /// re-verified by a normal run. Exits 1 if any task is unsolved.
+    Solve(Box<solve::SolveArgs>),
     /// Run a suite with an agent: episodes in parallel, results in SQLite and episodes.jsonl,
     /// a summary table and an HTML report.
     Run(Box<suite::RunArgs>),
@@ -201,18 +207,11 @@ enum Command {
     /// or serve one over stdio or streamable HTTP.
     #[command(subcommand)]
     McpTools(mcp::McpToolsCommand),
-    /// Measure step latency (action + new observation) per app's busiest screen and reset latency.
-    Bench {
-        /// Iterations per measurement.
-        #[arg(long, default_value_t = 2000)]
-        iterations: usize,
-        /// JSON lines instead of a table.
-        #[arg(long)]
-        json: bool,
-        /// App packages folder.
-        #[arg(long)]
-        apps: Option<PathBuf>,
-    },
+    /// Measure step latency (action + new observation) per step kind (scroll, navigating tap,
+    /// writing tap, typing) on each app's busiest screen, reset and screenshot latency; or, with
+    /// --throughput, random-agent steps and resets per second on every core and memory per live
+    /// environment (docs/performance.md).
+    Bench(bench::BenchArgs),
 }
 
 /// Mirrors [`ObservationFormat`] so `--help` lists the values.
@@ -343,6 +342,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Solve(args) => Ok(if solve::solve(&args)? { ExitCode::SUCCESS } else { ExitCode::FAILURE }),
         Command::Validate(args) => {
             Ok(if suite::validate(&args)? { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
@@ -455,8 +455,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::McpTools(command) => {
             Ok(if mcp::run(command)? { ExitCode::SUCCESS } else { ExitCode::from(EXIT_REJECTED) })
         }
-        Command::Bench { iterations, json, apps } => {
-            play::bench(&play::apps_dir(apps), iterations.max(10), json)?;
+        Command::Bench(args) => {
+            bench::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::ParseAction { text, syntax, to, sphinx_mode, home_is_home, lenient } => {

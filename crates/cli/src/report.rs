@@ -13,6 +13,10 @@ pub struct ReportArgs {
     /// Where to write the report (default: DIR/report).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// `phonebench solve --json` output: also print SPL against the oracle's solution lengths
+    /// (over the tasks it solved; the ordinary SPL is unchanged).
+    #[arg(long)]
+    pub oracle: Option<PathBuf>,
 }
 
 /// Writes the report and prints where its index page is. The results are only read; a report
@@ -23,7 +27,19 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let context = || format!("writing the report of {} into {}", args.dir.display(), out.display());
     // Checked first, so that nothing (not even the lock file) is created in a folder that does
     // not hold our results.
-    ResultsDb::open_existing(&args.dir).with_context(context)?;
+    let db = ResultsDb::open_existing(&args.dir).with_context(context)?;
+    let oracle = match &args.oracle {
+        Some(file) => {
+            let text =
+                std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+            let lengths = phonebench_runner::metrics::read_oracle_lengths(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            let episodes = db.episodes().with_context(context)?;
+            Some(phonebench_runner::metrics::oracle_spl(&episodes, &lengths))
+        }
+        None => None,
+    };
+    drop(db);
     let _lock = if inside(&out, &args.dir) {
         Some(ResultsLock::acquire(&args.dir).with_context(|| {
             format!(
@@ -36,6 +52,14 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     };
     let files = phonebench_report::write_report(&args.dir, &out).with_context(context)?;
     out!("{} ({} episode pages)", files.index.display(), files.episodes.len())?;
+    if let Some(o) = oracle {
+        out!(
+            "SPL against the oracle: {} over {} scored episodes of tasks the oracle solved ({} episodes without an oracle length left out)",
+            phonebench_runner::metrics::percent(o.spl),
+            o.episodes,
+            o.without_oracle
+        )?;
+    }
     Ok(())
 }
 

@@ -42,6 +42,12 @@ pub struct ValidateArgs {
     pub(crate) disturbances: phonebench_phone::Disturbances,
     #[command(flatten)]
     pub(crate) mcp: McpArgs,
+    /// Also solve instance 0 of each task with the oracle (`phonebench solve`, docs/solve.md)
+    /// and report a task whose reference is longer than the oracle's solution as a problem.
+    #[arg(long)]
+    pub(crate) oracle: bool,
+    #[command(flatten)]
+    pub(crate) budget: crate::solve::BudgetArgs,
 }
 
 /// `phonebench run`.
@@ -386,6 +392,28 @@ pub fn validate(args: &ValidateArgs) -> Result<bool> {
         out.sort_by_key(|(i, _)| *i);
         anyhow::Ok(out)
     })?;
+    drop(rt);
+    let mut results = results;
+    if args.oracle {
+        let oracle = crate::solve::oracle_results(
+            &args.suite,
+            args.tasks.as_deref(),
+            Some(seed),
+            args.budget.budget(),
+            None,
+            &args.mcp,
+            false,
+        )?;
+        for ((_, v), r) in results.iter_mut().zip(&oracle) {
+            if r.outcome.task != v.task_id {
+                continue;
+            }
+            let file = tasks.iter().find(|t| t.id == v.task_id).map(|t| t.file.display().to_string());
+            if let Some(p) = phonebench_runner::validate::oracle_problem(&file.unwrap_or_default(), r) {
+                v.problems.push(p);
+            }
+        }
+    }
     let mut valid = 0;
     for (_, v) in &results {
         if v.ok() {

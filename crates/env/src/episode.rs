@@ -195,7 +195,7 @@ impl Episode {
         task: &TaskInstance,
         options: EpisodeOptions,
     ) -> Result<Episode, EnvError> {
-        let mut phone = Phone::new(
+        let phone = Phone::new(
             catalog.clone(),
             PhoneConfig {
                 seed: task.seed,
@@ -204,6 +204,57 @@ impl Episode {
                 disturbances: options.disturbances,
             },
         )?;
+        Episode::on_fresh_phone(phone, task, options)
+    }
+
+    /// [`Episode::start`] on a phone made earlier for the same catalog (the last episode's,
+    /// from [`Episode::into_phone`]): the phone is reset to the task's seed, clock, display and
+    /// disturbances, which gives what a new phone would, at a fraction of the cost.
+    pub fn start_on(
+        mut phone: Phone,
+        task: &TaskInstance,
+        options: EpisodeOptions,
+    ) -> Result<Episode, EnvError> {
+        phone.reset_with(PhoneConfig {
+            seed: task.seed,
+            clock_start_ms: task.clock_start_ms,
+            display: options.display,
+            disturbances: options.disturbances,
+        })?;
+        Episode::on_fresh_phone(phone, task, options)
+    }
+
+    /// The episode's phone, to start another episode on ([`Episode::start_on`]); `None` for an
+    /// episode on a device.
+    pub fn into_phone(self) -> Option<Phone> {
+        match self.backend {
+            Backend::Phone(phone) => Some(*phone),
+            Backend::Device(_) => None,
+        }
+    }
+
+    /// The same task started again on this episode's phone, reset ([`Phone::reset`]: every
+    /// database restored byte for byte, clock, generator and screens as the phone was made):
+    /// what [`Episode::start`] gives, without building a new phone (a search that replays many
+    /// paths restarts often). On a device: an error.
+    pub fn restart(self) -> Result<Episode, EnvError> {
+        let Backend::Phone(mut phone) = self.backend else {
+            return Err(EnvError::Device("an episode on a device cannot restart".into()));
+        };
+        phone.reset()?;
+        let mut task = self.task;
+        // `start` added the disturbances' turns; it adds them again.
+        task.max_steps = task.max_steps.saturating_sub(self.options.disturbances.extra_steps());
+        Episode::on_fresh_phone(*phone, &task, self.options)
+    }
+
+    /// Sets `task` up on `phone`, fresh (just made with the task's seed and clock and the
+    /// options' display and disturbances, or reset since).
+    fn on_fresh_phone(
+        mut phone: Phone,
+        task: &TaskInstance,
+        options: EpisodeOptions,
+    ) -> Result<Episode, EnvError> {
         // A disturbance costs the agent turns, never the ones its task needs.
         let mut task = task.clone();
         task.max_steps = task.max_steps.saturating_add(options.disturbances.extra_steps());
@@ -655,6 +706,34 @@ impl Episode {
             if let Some(pair) = trajectory.databases.get_mut(app) {
                 pair.last = last;
             }
+        }
+        Ok(trajectory)
+    }
+
+    /// The trajectory as it would be if the agent's next turn were `ending` (an `answer` or a
+    /// `finish`, which end the episode without touching the phone): the step recorded with its
+    /// canonical JSON as the raw text, the screen repeated, the answer kept, every tracked app's
+    /// current database as the last one; the episode goes on untouched. What a search judges a
+    /// candidate ending by before playing it for real. Any other action gives
+    /// [`Episode::stopped_here`].
+    pub fn stopped_with(&self, ending: &Action) -> Result<Trajectory, EnvError> {
+        let mut trajectory = self.stopped_here()?;
+        let end = match ending {
+            Action::Answer { text } => {
+                trajectory.answer = Some(text.clone());
+                EpisodeEnd::Answered
+            }
+            Action::Finish { status, .. } => EpisodeEnd::Finished { status: *status },
+            _ => return Ok(trajectory),
+        };
+        trajectory.end = Some(end);
+        trajectory.steps.push(StepRecord {
+            raw: serde_json::to_string(ending).unwrap_or_default(),
+            action: Some(ending.clone()),
+            ..StepRecord::default()
+        });
+        if let Some(last) = trajectory.screens.last().cloned() {
+            trajectory.screens.push(last);
         }
         Ok(trajectory)
     }

@@ -46,6 +46,14 @@ pub struct EvalContext {
     pub sql_params: SqlParams,
 }
 
+impl EvalContext {
+    /// The context a run judges an instance of a task's episodes in: any-match searches, the
+    /// instance's parameters bound to criterion SQL.
+    pub fn for_task(task: &phonebench_tasks::TaskInstance) -> EvalContext {
+        EvalContext { semantics: Semantics::AnyMatch, sql_params: task.sql_params.clone() }
+    }
+}
+
 /// The outcome of evaluating a task's criteria over a trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {

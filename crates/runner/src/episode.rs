@@ -10,7 +10,7 @@ use phonebench_actions::Action;
 use phonebench_agents::llm::user::ModelUser;
 use phonebench_agents::{Agent, AgentInput, CallRecord, ReferenceAgent, TrialReport, Turn};
 use phonebench_env::{EnvError, Episode, EpisodeEnd, EpisodeOptions, McpReply, Trajectory, TurnInput};
-use phonebench_eval::{EvalContext, Semantics, Verdict, evaluate};
+use phonebench_eval::{EvalContext, Verdict, evaluate};
 use phonebench_mcp::{FailurePolicy, McpConfig, McpSession};
 use phonebench_phone::Catalog;
 use phonebench_pixels::ScreenImage;
@@ -390,7 +390,7 @@ pub async fn run_trial(
     }
     let last_screen = input.screen.take();
     let trajectory = episode.finish()?;
-    let ctx = EvalContext { semantics: Semantics::AnyMatch, sql_params: task.sql_params.clone() };
+    let ctx = EvalContext::for_task(&task);
     let verdict = evaluate(&task.criteria, &trajectory, &ctx);
     let original = trajectory.original().map(|t| evaluate(&task.criteria, &t, &ctx));
     Ok(Finished {

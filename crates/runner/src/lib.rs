@@ -18,6 +18,7 @@ pub mod episode;
 pub mod export;
 pub mod fingerprint;
 pub mod metrics;
+pub mod oracle;
 pub mod quality;
 pub mod record;
 pub mod results;
@@ -31,5 +32,6 @@ pub use results::{EpisodeResult, ResultsDb, ResultsLock, RunConfig, StepResult};
 pub use run::{AgentChoice, AgentKind, DeviceRun, RunError, RunOptions, RunOutcome, run_suite};
 pub use shard::{MergeError, MergeOutcome, Shard, merge};
 pub use validate::{
-    TaskValidation, ValidationCache, cpu_permits, instantiate, validate_task, validate_task_with,
+    Instantiator, TaskValidation, ValidationCache, cpu_permits, instantiate, validate_task,
+    validate_task_with,
 };

@@ -232,6 +232,64 @@ fn spl_term(e: &EpisodeResult) -> f64 {
     if longest == 0 { 1.0 } else { f64::from(e.reference_steps) / f64::from(longest) }
 }
 
+/// SPL against the oracle (`phonebench solve`): SPL with the oracle's solution length in place of
+/// the reference's, over the scored episodes of tasks the oracle solved (and a normal run
+/// re-verified). The ordinary SPL is unchanged; this is a separate figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OracleSpl {
+    /// Mean of `success × oracle length / max(steps, oracle length)`; `None` without episodes.
+    pub spl: Option<f64>,
+    /// Scored episodes of tasks with an oracle length (the figure's denominator).
+    pub episodes: usize,
+    /// Scored episodes of tasks without one (left out).
+    pub without_oracle: usize,
+}
+
+/// Oracle lengths by task id from `phonebench solve --json` output: every line with `task`,
+/// `solved: true`, `verified: true` and `length`; other lines (the total, unsolved tasks) are
+/// skipped. `Err` names the first line that is not JSON.
+pub fn read_oracle_lengths(text: &str) -> Result<BTreeMap<String, u32>, String> {
+    let mut out = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("line {}: not JSON: {e}", i + 1))?;
+        let solved = v.get("solved").and_then(serde_json::Value::as_bool) == Some(true);
+        let verified = v.get("verified").and_then(serde_json::Value::as_bool) == Some(true);
+        if let (true, true, Some(task), Some(length)) = (
+            solved,
+            verified,
+            v.get("task").and_then(serde_json::Value::as_str),
+            v.get("length").and_then(serde_json::Value::as_u64),
+        ) {
+            out.insert(task.to_string(), u32::try_from(length).unwrap_or(u32::MAX));
+        }
+    }
+    Ok(out)
+}
+
+/// [`OracleSpl`] of `episodes` with the oracle's lengths by task id.
+pub fn oracle_spl<'a>(
+    episodes: impl IntoIterator<Item = &'a EpisodeResult>,
+    lengths: &BTreeMap<String, u32>,
+) -> OracleSpl {
+    let (mut sum, mut n, mut without) = (0.0, 0usize, 0usize);
+    for e in episodes.into_iter().filter(|e| e.infrastructure_error.is_none()) {
+        let Some(&oracle) = lengths.get(&e.task_id) else {
+            without += 1;
+            continue;
+        };
+        n += 1;
+        if e.success {
+            let longest = e.steps.max(oracle);
+            sum += if longest == 0 { 1.0 } else { f64::from(oracle) / f64::from(longest) };
+        }
+    }
+    OracleSpl { spl: ratio(sum, n as f64), episodes: n, without_oracle: without }
+}
+
 /// The figures of a group of episodes (infrastructure failures are counted, not scored).
 pub fn metrics<'a>(episodes: impl IntoIterator<Item = &'a EpisodeResult>) -> Metrics {
     let mut m = Metrics::default();
@@ -531,6 +589,28 @@ pub fn format_table(summary: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oracle_spl_uses_the_oracle_length_and_skips_tasks_without_one() {
+        let lengths = read_oracle_lengths(concat!(
+            r#"{"kind":"task","task":"a","solved":true,"verified":true,"length":3}"#,
+            "\n",
+            r#"{"kind":"task","task":"b","solved":false,"verified":false,"length":0}"#,
+            "\n",
+            r#"{"kind":"total","tasks":2}"#,
+        ))
+        .expect("JSON lines");
+        assert_eq!(lengths.len(), 1);
+        let mut a = EpisodeResult::default();
+        (a.task_id, a.success, a.steps, a.reference_steps) = ("a".into(), true, 6, 6);
+        let mut b = EpisodeResult::default();
+        (b.task_id, b.success, b.steps) = ("b".into(), true, 2);
+        let o = oracle_spl([&a, &b], &lengths);
+        assert_eq!((o.episodes, o.without_oracle), (1, 1));
+        close(o.spl, 0.5);
+        close(metrics([&a]).spl, 1.0);
+        assert!(read_oracle_lengths("not json").is_err());
+    }
     use crate::results::Usage;
 
     fn ep(key: &str, category: &str) -> EpisodeResult {

@@ -46,17 +46,51 @@ pub fn instantiate(
     seed: u64,
     instance: u32,
 ) -> Result<TaskInstance, LoadError> {
-    let mut phone: Option<Phone> = None;
-    let mut rows = |app: &str, sql: &str| -> Result<Vec<serde_json::Value>, String> {
-        if phone.is_none() {
-            phone = Some(Phone::new(catalog.clone(), PhoneConfig::default()).map_err(|e| e.to_string())?);
-        }
-        match &phone {
-            Some(p) => p.query_with(app, sql, &BTreeMap::new()).map_err(|e| e.to_string()),
-            None => Err("no phone".into()),
-        }
-    };
-    task.instantiate(seed, instance, &mut rows)
+    Instantiator::new(catalog.clone()).instantiate(task, seed, instance)
+}
+
+/// Draws instances of many tasks ([`instantiate`] each time builds a phone for the parameter
+/// queries; this keeps one). Parameter queries only read (the phone refuses anything else), so
+/// the phone stays as it was made, except for the generator a query calling `random()` moves:
+/// after such a query it is reset before the next.
+#[derive(Debug)]
+pub struct Instantiator {
+    catalog: Catalog,
+    phone: Option<Phone>,
+    moved: bool,
+}
+
+impl Instantiator {
+    /// An instantiator for tasks on `catalog`'s apps (the phone is made at the first query).
+    pub fn new(catalog: Catalog) -> Instantiator {
+        Instantiator { catalog, phone: None, moved: false }
+    }
+
+    /// [`instantiate`].
+    pub fn instantiate(
+        &mut self,
+        task: &TaskSpec,
+        seed: u64,
+        instance: u32,
+    ) -> Result<TaskInstance, LoadError> {
+        let Instantiator { catalog, phone, moved } = self;
+        let mut rows = |app: &str, sql: &str| -> Result<Vec<serde_json::Value>, String> {
+            let phone = match phone {
+                Some(p) => {
+                    if *moved {
+                        p.reset().map_err(|e| e.to_string())?;
+                        *moved = false;
+                    }
+                    p
+                }
+                None => phone
+                    .insert(Phone::new(catalog.clone(), PhoneConfig::default()).map_err(|e| e.to_string())?),
+            };
+            *moved = sql.to_ascii_lowercase().contains("random");
+            phone.query_with(app, sql, &BTreeMap::new()).map_err(|e| e.to_string())
+        };
+        task.instantiate(seed, instance, &mut rows)
+    }
 }
 
 /// Runs instance `inst`'s setup SQL statement by statement on a fresh phone, then every `state`
@@ -293,4 +327,22 @@ impl ValidationCache {
 pub fn cpu_permits() -> Arc<tokio::sync::Semaphore> {
     let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
     Arc::new(tokio::sync::Semaphore::new(cores))
+}
+
+/// The problem `validate --oracle` reports for a task whose reference is longer than the
+/// oracle's (re-verified) solution on instance 0: `None` when the reference is as short, or the
+/// oracle found nothing.
+pub fn oracle_problem(file: &str, result: &crate::oracle::OracleResult) -> Option<String> {
+    let reference = result.reference_length?;
+    let o = &result.outcome;
+    if !(o.solved && result.verified && o.length < reference) {
+        return None;
+    }
+    let actions: Vec<String> =
+        o.solution.iter().map(|a| serde_json::to_string(a).unwrap_or_default()).collect();
+    Some(format!(
+        "{file}: the reference takes {reference} turns on instance 0, the oracle solved it in {}: {}",
+        o.length,
+        actions.join(" ")
+    ))
 }

@@ -1,0 +1,261 @@
+//! The action space: what the search may do on a screen, each with the cost that orders it.
+//!
+//! From the screen's elements: tap what is clickable, long-press what is long-clickable, scroll
+//! scrollable containers up and down, type each text candidate into each editable field (with and
+//! without Enter); and Back, `wait`, `open_app` for the task's apps not in front, and `ask_user`
+//! (the goal as the question, once) when the task has a simulated user. Touches aim at the
+//! element's centre, as the reference agent's do, and only where the touch would reach the
+//! element (not under a dialog); two elements with one centre are one action. Keyboard keys are
+//! left out (typing is one action), as are the navigation bar's Back / Home / Overview (Back is a
+//! key; `open_app` reaches apps).
+
+use std::collections::BTreeSet;
+
+use phonebench_actions::{Action, Direction, FinishStatus, Key, Point, Target};
+use phonebench_phone::Display;
+use phonebench_tasks::TaskInstance;
+use phonebench_uitree::{NodeId, UiTree, WindowKind};
+
+use crate::Wants;
+use crate::text::{GoalWords, TextCandidate, words};
+
+/// What a step costs the search: cheap for actions on elements that show the goal's words, or
+/// that type a text whose name matches the field.
+pub mod cost {
+    /// Tap an element that shows a goal word.
+    pub const TAP_RELEVANT: i64 = 2;
+    /// Tap an element whose resource id (not its text) names a goal word.
+    pub const TAP_NAMED: i64 = 4;
+    /// Tap any other element.
+    pub const TAP: i64 = 6;
+    /// Long-press an element that shows a goal word.
+    pub const LONG_PRESS_RELEVANT: i64 = 4;
+    /// Long-press any other element.
+    pub const LONG_PRESS: i64 = 9;
+    /// Type a text whose name matches the field (`first` into `#first_name`).
+    pub const TYPE_MATCHED: i64 = 2;
+    /// Type any other text.
+    pub const TYPE: i64 = 5;
+    /// Extra for pressing Enter after typing.
+    pub const ENTER: i64 = 1;
+    /// Scroll a container.
+    pub const SCROLL: i64 = 5;
+    /// Press Back.
+    pub const BACK: i64 = 5;
+    /// Let time pass.
+    pub const WAIT: i64 = 7;
+    /// Open one of the task's apps.
+    pub const OPEN_APP: i64 = 2;
+    /// Ask the simulated user.
+    pub const ASK: i64 = 2;
+}
+
+/// Words of buttons that commit what a screen is for (generic UI words, the same for every task):
+/// tapping them is as promising as tapping what the goal names.
+pub const COMMIT_WORDS: &[&str] = &[
+    "save", "done", "send", "add", "create", "apply", "confirm", "delete", "remove", "next", "continue",
+    "yes", "allow", "submit", "search", "set", "start", "reply", "forward", "share", "edit", "new",
+];
+
+/// One action the search may take, with its cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The action.
+    pub action: Action,
+    /// Its cost ([`cost`]).
+    pub cost: i64,
+}
+
+/// The words an element shows: its text and content description, and those of its subtree (a
+/// list row's texts are its children's), at most 40 nodes.
+fn element_words(tree: &UiTree, id: NodeId) -> Vec<String> {
+    let mut out = Vec::new();
+    for n in tree.dfs(id).take(40) {
+        let node = tree.node(n);
+        out.extend(words(&node.text));
+        out.extend(words(&node.content_desc));
+    }
+    out
+}
+
+/// The words naming a field: its resource id, hint and content description.
+fn field_words(tree: &UiTree, id: NodeId) -> Vec<String> {
+    let node = tree.node(id);
+    let mut out = words(node.resource_id.rsplit('/').next().unwrap_or(""));
+    if let Some(hint) = &node.hint {
+        out.extend(words(hint));
+    }
+    out.extend(words(&node.content_desc));
+    out
+}
+
+/// Where a touch on `id` lands, if it reaches the element: its centre, on the screen, with the
+/// topmost node there inside the element (or the element inside it).
+fn touch_point(tree: &UiTree, id: NodeId, display: Display) -> Option<(i32, i32)> {
+    let node = tree.node(id);
+    if node.bounds.is_empty() || node.visible_to_user == Some(false) || !node.enabled {
+        return None;
+    }
+    let (x, y) = node.bounds.center();
+    if x < 0 || y < 0 || x >= display.width as i32 || y >= display.height as i32 {
+        return None;
+    }
+    let hit = tree.hit_test(x, y)?;
+    (tree.is_in_subtree(id, hit) || tree.is_in_subtree(hit, id)).then_some((x, y))
+}
+
+fn is_nav_button(tree: &UiTree, id: NodeId) -> bool {
+    let node = tree.node(id);
+    tree.window(tree.window_of(id)).kind == WindowKind::SystemUi
+        && matches!(node.content_desc.as_str(), "Back" | "Home" | "Overview")
+}
+
+fn is_editable(node: &phonebench_uitree::Node) -> bool {
+    node.editable.unwrap_or(false)
+        || node.class.ends_with("EditText")
+        || node.class.ends_with("AutoCompleteTextView")
+}
+
+/// The actions on this screen, in a fixed order (document order of the elements, then the
+/// others), each once.
+pub fn candidates(
+    tree: &UiTree,
+    display: Display,
+    instance: &TaskInstance,
+    goal: &GoalWords,
+    learnt: &[TextCandidate],
+    asked: bool,
+    _mcp: bool,
+) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut points: BTreeSet<(u8, i32, i32)> = BTreeSet::new();
+    let texts: Vec<&TextCandidate> = goal.candidates.iter().chain(learnt.iter()).collect();
+    for (id, node) in tree.iter() {
+        if tree.window(tree.window_of(id)).kind == WindowKind::InputMethod || is_nav_button(tree, id) {
+            continue;
+        }
+        let editable = is_editable(node);
+        if !(node.clickable || node.long_clickable || node.scrollable || editable) {
+            continue;
+        }
+        let Some((x, y)) = touch_point(tree, id, display) else { continue };
+        let target = || Target::Point(Point::new(x, y));
+        let shown = element_words(tree, id);
+        let relevant = goal.matches(&shown)
+            || shown.iter().any(|w| COMMIT_WORDS.contains(&w.as_str()))
+            || goal.digit_key(&node.text)
+            || goal.digit_key(&node.content_desc);
+        // Named by a goal word only in its resource id (`#tab_timer`): between the two.
+        let named = !relevant && goal.matches(&words(node.resource_id.rsplit('/').next().unwrap_or("")));
+        if editable {
+            if points.insert((3, x, y)) {
+                let field = field_words(tree, id);
+                for t in texts.iter().filter(|t| t.text != node.text) {
+                    let matched = t.key.iter().any(|k| field.contains(k));
+                    let base = if matched { cost::TYPE_MATCHED } else { cost::TYPE };
+                    for enter in [false, true] {
+                        out.push(Candidate {
+                            action: Action::Type {
+                                text: t.text.clone(),
+                                target: Some(target()),
+                                clear: true,
+                                enter,
+                            },
+                            cost: base + if enter { cost::ENTER } else { 0 },
+                        });
+                    }
+                }
+            }
+            continue;
+        }
+        if node.clickable && points.insert((0, x, y)) {
+            out.push(Candidate {
+                action: Action::Tap { target: target() },
+                cost: if relevant {
+                    cost::TAP_RELEVANT
+                } else if named {
+                    cost::TAP_NAMED
+                } else {
+                    cost::TAP
+                },
+            });
+        }
+        if node.long_clickable && points.insert((1, x, y)) {
+            out.push(Candidate {
+                action: Action::LongPress { target: target() },
+                cost: if relevant { cost::LONG_PRESS_RELEVANT } else { cost::LONG_PRESS },
+            });
+        }
+        if node.scrollable && points.insert((2, x, y)) {
+            for direction in [Direction::Down, Direction::Up] {
+                out.push(Candidate {
+                    action: Action::Scroll { direction, target: Some(target()) },
+                    cost: cost::SCROLL,
+                });
+            }
+        }
+    }
+    out.push(Candidate { action: Action::Key { key: Key::Back }, cost: cost::BACK });
+    out.push(Candidate { action: Action::Wait { ms: None }, cost: cost::WAIT });
+    let front = tree.windows().iter().map(|w| tree.node(w.root).package.as_str()).collect::<Vec<_>>();
+    for app in &instance.apps {
+        // `open_app` brings an app to the front: offered for the task's apps not already there.
+        let in_front = front.iter().any(|p| p.ends_with(&format!(".{app}")) || *p == app.as_str());
+        if !in_front {
+            out.push(Candidate { action: Action::OpenApp { app: app.clone() }, cost: cost::OPEN_APP });
+        }
+    }
+    if !instance.facts.is_empty() && !asked {
+        out.push(Candidate { action: Action::AskUser { text: instance.goal.clone() }, cost: cost::ASK });
+    }
+    out
+}
+
+/// The ways the episode may end on this screen that the criteria could accept: `finish`
+/// (complete, or infeasible when a check wants it), and `answer` with each text on the screen
+/// (and its parts, numbers and words with digits) and each text candidate. Nothing is guessed:
+/// a count that no screen shows is out of reach.
+pub fn endings(wants: &Wants, tree: &UiTree, goal: &GoalWords, learnt: &[TextCandidate]) -> Vec<Action> {
+    let mut out = vec![Action::Finish { status: FinishStatus::Complete, reason: None }];
+    if wants.infeasible {
+        out.push(Action::Finish { status: FinishStatus::Infeasible, reason: None });
+    }
+    if !wants.answer {
+        return out;
+    }
+    let mut answers: Vec<String> = Vec::new();
+    let mut add = |s: &str| {
+        let s = s.trim();
+        if !s.is_empty() && s.chars().count() <= 300 && !answers.iter().any(|a| a == s) {
+            answers.push(s.to_string());
+        }
+    };
+    for (id, node) in tree.iter() {
+        if tree.window(tree.window_of(id)).kind == WindowKind::InputMethod {
+            continue;
+        }
+        for text in [&node.text, &node.content_desc] {
+            add(text);
+            // Its parts (`Size: 2.4 MB` → `2.4 MB`), its numbers and its words with digits.
+            for part in text.split(['\n', ',', ':', ';', '·', '•', '|', '—']) {
+                add(part);
+            }
+            for n in crate::text::numbers(text) {
+                add(&n);
+            }
+            for w in text.split_whitespace() {
+                let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+                if w.chars().any(|c| c.is_ascii_digit()) {
+                    add(w);
+                    let digits: String = w.chars().filter(|c| c.is_ascii_digit() || *c == '.').collect();
+                    add(&digits);
+                }
+            }
+        }
+    }
+    for t in goal.candidates.iter().chain(learnt.iter()) {
+        add(&t.text);
+    }
+    out.extend(answers.into_iter().map(|text| Action::Answer { text }));
+    out
+}
