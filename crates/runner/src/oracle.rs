@@ -100,18 +100,7 @@ pub async fn solve_instances(
             return jobs
                 .iter()
                 .map(|job| OracleResult {
-                    outcome: SolveOutcome {
-                        task: job.instance.task_id.clone(),
-                        solved: false,
-                        solution: Vec::new(),
-                        length: 0,
-                        bound: 0,
-                        expansions: 0,
-                        first_solution_at: None,
-                        steps_replayed: 0,
-                        exhaustive: false,
-                        reason: Some(format!("the search failed: {e}")),
-                    },
+                    outcome: SolveOutcome::failed(&job.instance.task_id, format!("the search failed: {e}")),
                     reference_length: job.reference_length,
                     verified: false,
                 })

@@ -88,6 +88,24 @@ pub struct SolveOutcome {
     pub reason: Option<String>,
 }
 
+impl SolveOutcome {
+    /// The outcome of a search that could not run (or did not end) on `task`, saying why.
+    pub fn failed(task: &str, reason: String) -> SolveOutcome {
+        SolveOutcome {
+            task: task.to_string(),
+            solved: false,
+            solution: Vec::new(),
+            length: 0,
+            bound: 0,
+            expansions: 0,
+            first_solution_at: None,
+            steps_replayed: 0,
+            exhaustive: false,
+            reason: Some(reason),
+        }
+    }
+}
+
 /// Searches `instance` for the shortest sequence of actions after which its criteria pass.
 /// `reference_length` bounds the solution (the reference's turns on this instance, its closing
 /// `finish` included); without it, the task's step budget does.
@@ -132,18 +150,7 @@ where
                     let Some(job) = jobs.get(i) else { break };
                     let outcome = match solve(catalog, &job.instance, job.reference_length, budget) {
                         Ok(o) => o,
-                        Err(e) => SolveOutcome {
-                            task: job.instance.task_id.clone(),
-                            solved: false,
-                            solution: Vec::new(),
-                            length: 0,
-                            bound: 0,
-                            expansions: 0,
-                            first_solution_at: None,
-                            steps_replayed: 0,
-                            exhaustive: false,
-                            reason: Some(e.to_string()),
-                        },
+                        Err(e) => SolveOutcome::failed(&job.instance.task_id, e.to_string()),
                     };
                     on_done(i, &outcome);
                     if let Ok(mut slot) = results[i].lock() {
@@ -157,17 +164,8 @@ where
         .into_iter()
         .zip(jobs)
         .map(|(slot, job)| {
-            slot.into_inner().ok().flatten().unwrap_or_else(|| SolveOutcome {
-                task: job.instance.task_id.clone(),
-                solved: false,
-                solution: Vec::new(),
-                length: 0,
-                bound: 0,
-                expansions: 0,
-                first_solution_at: None,
-                steps_replayed: 0,
-                exhaustive: false,
-                reason: Some("the search thread panicked".into()),
+            slot.into_inner().ok().flatten().unwrap_or_else(|| {
+                SolveOutcome::failed(&job.instance.task_id, "the search thread panicked".into())
             })
         })
         .collect()
