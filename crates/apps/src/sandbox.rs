@@ -114,9 +114,112 @@ pub struct Budget {
     /// again). Row changes are counted by SQLite itself (`total_changes`); together they tell
     /// whether a database changed since some moment.
     schema_changes: Arc<AtomicU64>,
+    /// Row changes per table and the tables a statement being recorded reads.
+    tables: Arc<TableLog>,
+}
+
+/// What the connection's hooks learn about tables: how many row changes each has had (SQLite's
+/// update hook; the truncate optimization, which skips the hook, is turned off by the
+/// authorizer), and, while [`Budget::reads_of`] prepares a statement, which tables and
+/// functions it uses (the authorizer sees them at prepare time, views expanded into their
+/// tables, `count(*)` as a read of the table). Together they tell whether a query's answer can
+/// have changed since some moment without comparing any data.
+#[derive(Debug, Default)]
+struct TableLog {
+    /// Row changes so far by table name (the few tables of one app: a scan beats hashing).
+    changes: Mutex<Vec<(Box<str>, u64)>>,
+    /// Set while a statement is prepared for [`Budget::reads_of`].
+    recording: std::sync::atomic::AtomicBool,
+    read: Mutex<Reads>,
+    /// The table or view the statement being prepared drops, until its delete check.
+    dropped: Mutex<Option<String>>,
+}
+
+/// The tables (by name, sorted, without duplicates) and the SQL functions a statement uses, as
+/// its preparation showed them to the authorizer.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Reads {
+    /// Tables read, views expanded into the tables they read.
+    pub tables: Vec<String>,
+    /// Functions called, in lower case.
+    pub functions: Vec<String>,
+}
+
+impl TableLog {
+    fn bump(&self, table: &str) {
+        let mut changes = self.changes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match changes.iter_mut().find(|(name, _)| &**name == table) {
+            Some((_, n)) => *n += 1,
+            None => changes.push((table.into(), 1)),
+        }
+    }
+
+    /// Whether the statement being prepared drops `table` (asked for a delete from it, which
+    /// SQLite checks right after the drop itself). Forgets the drop once asked.
+    fn dropping(&self, table: &str) -> bool {
+        let mut dropped = self.dropped.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if dropped.as_deref() == Some(table) {
+            *dropped = None;
+            return true;
+        }
+        false
+    }
+
+    fn saw(&self, action: &AuthAction<'_>) {
+        let drops = match action {
+            AuthAction::DropTable { table_name } | AuthAction::DropTempTable { table_name } => {
+                Some(*table_name)
+            }
+            AuthAction::DropView { view_name } | AuthAction::DropTempView { view_name } => Some(*view_name),
+            _ => None,
+        };
+        if let Some(name) = drops {
+            *self.dropped.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(name.to_string());
+        }
+        if !self.recording.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut read = self.read.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match action {
+            AuthAction::Read { table_name, .. } => read.tables.push(table_name.to_string()),
+            AuthAction::Function { function_name } => read.functions.push(function_name.to_ascii_lowercase()),
+            _ => {}
+        }
+    }
 }
 
 impl Budget {
+    /// Row changes (inserted, updated or deleted rows, rolled-back ones included) `table` has had
+    /// on this connection so far. A restore or a schema change is not counted here: callers
+    /// compare those apart.
+    pub fn table_changes(&self, table: &str) -> u64 {
+        let changes = self.tables.changes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        changes.iter().find(|(name, _)| &**name == table).map_or(0, |(_, n)| *n)
+    }
+
+    /// Starts every table's count of row changes again from zero (after the database was
+    /// replaced: its owner tells counts of different contents apart).
+    pub fn forget_table_changes(&self) {
+        self.tables.changes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+    }
+
+    /// The tables and functions `sql` uses, by preparing it afresh (not from the statement cache:
+    /// the authorizer only sees a statement being prepared). An error if it does not prepare.
+    pub fn reads_of(&self, conn: &Connection, sql: &str) -> rusqlite::Result<Reads> {
+        let log = &self.tables;
+        *log.read.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Reads::default();
+        log.recording.store(true, Ordering::Relaxed);
+        let prepared = conn.prepare(sql).map(drop);
+        log.recording.store(false, Ordering::Relaxed);
+        let mut reads =
+            std::mem::take(&mut *log.read.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        prepared?;
+        reads.tables.sort();
+        reads.tables.dedup();
+        reads.functions.sort();
+        reads.functions.dedup();
+        Ok(reads)
+    }
     /// Starts a fresh budget: call before running a statement (or one use of the connection).
     pub fn arm(&self) {
         self.checks.store(0, Ordering::Relaxed);
@@ -216,10 +319,11 @@ fn random_refusal(name: &str) -> String {
     format!("{name}() is not allowed in a criterion: a criterion must be a function of the recorded state")
 }
 
-fn authorize(profile: Profile, schema_changes: &AtomicU64, context: AuthContext<'_>) -> Authorization {
+fn authorize(profile: Profile, budget: &Budget, context: AuthContext<'_>) -> Authorization {
     if changes_schema(&context.action) {
-        schema_changes.fetch_add(1, Ordering::Relaxed);
+        budget.schema_changes.fetch_add(1, Ordering::Relaxed);
     }
+    budget.tables.saw(&context.action);
     let deny = |reason: String| {
         record(reason);
         Authorization::Deny
@@ -256,6 +360,16 @@ fn authorize(profile: Profile, schema_changes: &AtomicU64, context: AuthContext<
                     PRAGMAS_READ_ONLY.join(", ")
                 ))
             }
+        }
+        // `DELETE FROM t` without a condition would empty the table in one go (the truncate
+        // optimization), which SQLite's update hook does not see; `Ignore` on this code is
+        // SQLite's documented way to delete row by row instead, so every change is counted. Not
+        // where `DROP` asks (a delete from the schema table, then from the dropped table or
+        // view): `Ignore` there would skip the drop. Schema changes are counted apart.
+        AuthAction::Delete { table_name }
+            if !table_name.starts_with("sqlite_") && !budget.tables.dropping(table_name) =>
+        {
+            Authorization::Ignore
         }
         _ => Authorization::Allow,
     }
@@ -389,8 +503,10 @@ pub fn install(conn: &mut Connection, profile: Profile, deadline: Deadline) -> r
         }
     }
     let budget = Budget::default();
-    let touched = budget.schema_changes.clone();
-    conn.authorizer(Some(move |context: AuthContext<'_>| authorize(profile, &touched, context)))?;
+    let hooked = budget.clone();
+    conn.authorizer(Some(move |context: AuthContext<'_>| authorize(profile, &hooked, context)))?;
+    let log = budget.tables.clone();
+    conn.update_hook(Some(move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| log.bump(table)))?;
     let checks = budget.checks.clone();
     let max_checks = MAX_STATEMENT_OPS / OPS_PER_CHECK as u64;
     conn.progress_handler(
@@ -429,8 +545,8 @@ pub fn deserialize(
 ) -> rusqlite::Result<()> {
     conn.authorizer(None::<fn(AuthContext<'_>) -> Authorization>)?;
     let result = conn.deserialize_read_exact(rusqlite::MAIN_DB, bytes, bytes.len(), read_only);
-    let touched = budget.schema_changes.clone();
-    conn.authorizer(Some(move |context: AuthContext<'_>| authorize(profile, &touched, context)))?;
+    let hooked = budget.clone();
+    conn.authorizer(Some(move |context: AuthContext<'_>| authorize(profile, &hooked, context)))?;
     result
 }
 

@@ -18,6 +18,55 @@ pub trait DataSource: Send + Sync + fmt::Debug {
     fn query(&self, app: Option<&str>, sql: &str, params: &[(String, Value)]) -> Result<Vec<Value>, String>;
     /// Hits of a content index: the stored document plus `score`.
     fn search(&self, index: &str, text: &str, limit: usize) -> Result<Vec<Value>, String>;
+    /// Which of a list's rows to render (`first..last`): the template function `window` asks
+    /// for a list of `rows` rows, each `row_height` dp high with `gap` dp between rows, starting
+    /// `before` dp into the scroll container `list`. A source that does not know where the
+    /// container is scrolled renders every row.
+    fn window(&self, list: &str, rows: usize, row_height: f64, gap: f64, before: f64) -> (usize, usize) {
+        let _ = (list, row_height, gap, before);
+        (0, rows)
+    }
+}
+
+/// The most dp a `window` row or gap may be: far beyond any screen, small enough that row
+/// counts times it stay exact in an `f64`.
+const MAX_WINDOW_DP: f64 = 100_000.0;
+
+/// `window(rows, list, height, gap=0, before=0)`: the rows of `rows` a virtualised list renders
+/// now (see [`DataSource::window`]), with the heights of the skipped rows above and below so a
+/// `<Gap>` can stand in for them: `{rows, first, above, below}` (`above` / `below` are 0 when no
+/// row is skipped on that side).
+fn window(state: &State, rows: Value, list: String, height: f64, kwargs: Kwargs) -> Result<Value, Error> {
+    let gap: Option<f64> = kwargs.get("gap")?;
+    let before: Option<f64> = kwargs.get("before")?;
+    kwargs.assert_all_used()?;
+    let (gap, before) = (gap.unwrap_or(0.0), before.unwrap_or(0.0));
+    let bad = |what: &str, v: f64, min: f64| {
+        (!v.is_finite() || v < min || v > MAX_WINDOW_DP).then(|| {
+            Error::new(
+                ErrorKind::InvalidOperation,
+                format!("window: `{what}` must be a number of dp from {min} to {MAX_WINDOW_DP}, not {v}"),
+            )
+        })
+    };
+    if let Some(e) = bad("height", height, 1.0).or(bad("gap", gap, 0.0)).or(bad("before", before, 0.0)) {
+        return Err(e);
+    }
+    let n = rows.len().ok_or_else(|| {
+        Error::new(ErrorKind::InvalidOperation, "window: `rows` must be a list (of query rows)")
+    })?;
+    let (first, last) = data_source(state)?.window(&list, n, height, gap, before);
+    let (first, last) = (first.min(n), last.min(n).max(first.min(n)));
+    let shown = (first..last).map(|i| rows.get_item_by_index(i)).collect::<Result<Vec<_>, _>>()?;
+    // A skipped run of k rows is k rows and the k - 1 gaps between them; the container's gap
+    // on each side of the `<Gap>` that stands in for it makes up the rest.
+    let span = |k: usize| if k == 0 { 0.0 } else { k as f64 * (height + gap) - gap };
+    Ok(Value::from_pairs([
+        ("rows", Value::from(shown)),
+        ("first", Value::from(first)),
+        ("above", Value::from(span(first))),
+        ("below", Value::from(span(n - last))),
+    ]))
 }
 
 /// The context entry through which template functions reach the [`DataSource`].
@@ -175,6 +224,7 @@ pub fn new_environment() -> Environment<'static> {
     // Packages are untrusted: a screen whose template loops without end fails, it does not hang.
     env.set_fuel(Some(SCREEN_FUEL));
     bounded_join(&mut env);
+    env.add_function("window", window);
     env.add_function("query", |state: &State, sql: String, kwargs: Kwargs| -> Result<Value, Error> {
         Ok(Value::from(query_rows(state, None, &sql, &kwargs)?))
     });

@@ -13,6 +13,11 @@ macro_rules! out {
     }};
 }
 
+/// mimalloc instead of glibc's malloc: allocation is a fifth of a phone step, and mimalloc
+/// made random play 18-28% faster (measured with the phone's `profile_random_mimalloc`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bench;
 mod device;
 mod export;

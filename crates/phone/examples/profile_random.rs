@@ -10,7 +10,8 @@ use phonebench_phone::{Catalog, Phone, PhoneConfig};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// Runs the workload (also from `profile_random_mimalloc`).
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let steps: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(20_000);
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps");
     let catalog = Catalog::load_dir(&dir)?;

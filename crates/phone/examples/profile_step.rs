@@ -1,5 +1,5 @@
 //! A step repeated, for profiling: on `APP`'s entry screen, taps the first element whose
-//! resource id ends with `ID` (a toggle that writes the database) — or, with `ID` = `scroll`,
+//! resource id ends with `ID` (a toggle that writes the database; `#N`: the element of index N) — or, with `ID` = `scroll`,
 //! scrolls down and up — then observes; prints the median and p99 of apply + observe.
 
 use std::path::Path;
@@ -16,12 +16,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(2000);
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps");
     let mut phone = Phone::new(Catalog::load_dir(&dir)?, PhoneConfig::default())?;
-    phone.apply(&Action::OpenApp { app })?;
+    phone.apply(&Action::OpenApp { app: app.clone() })?;
     let observation = phone.observe(ObservationFormat::SphinxTree)?;
     let tree = phone.tree()?.clone();
     let scroll = id == "scroll";
     let index = if scroll {
         Some(0)
+    } else if let Some(index) = id.strip_prefix('#') {
+        index.parse().ok()
     } else {
         observation.targets.iter().position(|&node| tree.node(node).resource_id.ends_with(&format!("/{id}")))
     }
@@ -30,7 +32,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let scrolls =
         [Direction::Down, Direction::Up].map(|direction| Action::Scroll { direction, target: None });
     let mut samples = Vec::with_capacity(n);
+    // `RESET=1`: each tap from a reset phone (how `bench` times a write that no tap undoes).
+    let reset = std::env::var_os("RESET").is_some();
     for i in 0..n {
+        if reset {
+            phone.reset()?;
+            phone.apply(&Action::OpenApp { app: app.clone() })?;
+            phone.observe(ObservationFormat::SphinxTree)?;
+        }
         let action = if scroll { &scrolls[i % 2] } else { &tap };
         let t = Instant::now();
         phone.apply(action)?;

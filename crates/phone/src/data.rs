@@ -22,23 +22,55 @@ pub type SharedDb = Arc<AppDb>;
 pub struct AppDb {
     conn: Mutex<Connection>,
     budget: Budget,
-    /// The database's [`DataStamp`] right after the last [`AppDb::restore`], or `None` when it
-    /// was never restored. Reset skips a database whose stamp is still that: restoring it
-    /// would write the same bytes, and would throw away its prepared statements (a deserialize
-    /// reloads the schema).
-    restored_at: Mutex<Option<DataStamp>>,
+    /// The last restore (`None`: never restored). Reset skips a database still as its last
+    /// pristine restore left it: restoring it would write the same bytes, and would throw away
+    /// its prepared statements (a deserialize reloads the schema).
+    restored_at: Mutex<Option<LastRestore>>,
     /// Screen query results at one stamp (see [`AppDb::remembered`]).
     results: Mutex<QueryResults>,
 }
 
-/// Screen query results kept while their database does not change: a screen rendered again
-/// because something else changed (a field it reads, the minute) runs its queries again with
-/// the same answers.
+/// What the last restore of a database wrote, and its counters right after it.
+#[derive(Debug, Clone, Copy)]
+struct LastRestore {
+    /// Counts this database's restores: stamps after different restores never compare equal,
+    /// unless both are [`DataStamp::PRISTINE`].
+    epoch: u64,
+    /// The restore wrote the package's pristine snapshot and succeeded.
+    pristine: bool,
+    /// `total_changes` and the schema-change count right after it.
+    rows_at: u64,
+    schema_at: u64,
+}
+
+/// Screen query results kept while the tables they read do not change: a screen rendered again
+/// because something else changed (a field it reads, the minute, a row of another table) runs
+/// its queries again with the same answers.
 #[derive(Debug, Default)]
 struct QueryResults {
-    stamp: Option<DataStamp>,
-    rows: std::collections::HashMap<String, Vec<Value>>,
+    /// What each query (by SQL text) reads, at the schema it was prepared with; `None`: its
+    /// answer depends on more than the data (the generator, the clock), so it is never kept.
+    reads: std::collections::HashMap<String, Option<Arc<[String]>>>,
+    /// The schema count `reads` was learnt at.
+    reads_schema: u64,
+    /// Rows by query and parameters, with the moment they were read.
+    rows: std::collections::HashMap<String, (QueryMoment, Vec<Value>)>,
 }
+
+/// When a kept result was read: the database's restores and schema changes, and the row
+/// changes of each table the query reads (in the order of its read set). The result still holds
+/// while all are equal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct QueryMoment {
+    restores: u64,
+    schema: u64,
+    tables: Vec<u64>,
+}
+
+/// Functions whose answer is not a function of the data (or of the statement's own effects):
+/// a query calling one is run every time.
+const IMPURE_FUNCTIONS: [&str; 6] =
+    ["random", "randomblob", "phone_now", "changes", "total_changes", "last_insert_rowid"];
 
 /// Query results kept per app at most; forgotten wholesale beyond.
 const KEPT_RESULTS: usize = 512;
@@ -54,6 +86,17 @@ pub struct DataStamp {
     schema: u64,
 }
 
+/// The `restores` of [`DataStamp::PRISTINE`]; no count of restores reaches it.
+const PRISTINE_EPOCH: u64 = u64::MAX;
+
+impl DataStamp {
+    /// The stamp of a database untouched since it was restored from its package's pristine
+    /// snapshot, whichever restore that was: the content is the snapshot's, byte for byte, so
+    /// renders and query results made at this stamp hold after any later reset that leaves the
+    /// database untouched too.
+    pub const PRISTINE: DataStamp = DataStamp { restores: PRISTINE_EPOCH, rows: 0, schema: 0 };
+}
+
 /// Prepared statements kept per app connection: the busiest screens run a few dozen distinct
 /// queries, and rusqlite's default of 16 made them evict each other every render.
 const STATEMENT_CACHE: usize = 256;
@@ -65,13 +108,51 @@ impl AppDb {
         AppDb { conn: Mutex::new(conn), budget, restored_at: Mutex::new(None), results: Mutex::default() }
     }
 
-    /// The rows `sql` with `params` gave at `stamp`, if kept.
-    fn remembered(&self, stamp: DataStamp, key: &str) -> Option<Vec<Value>> {
-        let results = self.results.lock().ok()?;
-        if results.stamp != Some(stamp) {
-            return None;
+    /// The moment now for a query `sql` (what [`AppDb::remember`] keeps results at), or `None`
+    /// when its answer is not kept: it calls an impure function, or does not prepare (the run
+    /// reports why).
+    fn query_moment(&self, sql: &str) -> Option<QueryMoment> {
+        let conn = self.conn.lock().ok()?;
+        let schema = self.budget.schema_changes();
+        let last = *self.restored_at.lock().ok()?;
+        let mut results = self.results.lock().ok()?;
+        if results.reads_schema != schema {
+            results.reads.clear();
+            results.rows.clear();
+            results.reads_schema = schema;
         }
-        results.rows.get(key).cloned()
+        let tables = match results.reads.get(sql) {
+            Some(tables) => tables.clone(),
+            None => {
+                let tables = self.budget.reads_of(&conn, sql).ok().and_then(|reads| {
+                    let impure = reads.functions.iter().any(|f| IMPURE_FUNCTIONS.contains(&f.as_str()));
+                    (!impure).then(|| Arc::from(reads.tables))
+                });
+                if results.reads.len() >= KEPT_RESULTS {
+                    results.reads.clear();
+                }
+                results.reads.insert(sql.to_string(), tables.clone());
+                tables
+            }
+        }?;
+        let tables: Vec<u64> = tables.iter().map(|table| self.budget.table_changes(table)).collect();
+        // Tables untouched since a pristine restore hold the snapshot's rows whichever restore
+        // it was: the answer kept then holds now (a query of untouched tables survives resets).
+        let untouched = tables.iter().all(|&n| n == 0);
+        Some(match last {
+            Some(l) if l.pristine && schema == l.schema_at && untouched => {
+                QueryMoment { restores: PRISTINE_EPOCH, schema: 0, tables }
+            }
+            Some(l) => QueryMoment { restores: l.epoch, schema, tables },
+            None => QueryMoment { restores: 0, schema, tables },
+        })
+    }
+
+    /// The rows kept for `key` (a query and its parameters) if they were read at `moment`.
+    fn remembered(&self, moment: &QueryMoment, key: &str) -> Option<Vec<Value>> {
+        let results = self.results.lock().ok()?;
+        let (at, rows) = results.rows.get(key)?;
+        (at == moment).then(|| rows.clone())
     }
 
     /// Forgets every kept query result.
@@ -81,14 +162,14 @@ impl AppDb {
         }
     }
 
-    /// Keeps the rows a query gave at `stamp` (forgetting those of other stamps).
-    fn remember(&self, stamp: DataStamp, key: String, rows: &[Value]) {
+    /// Keeps the rows a query gave at `moment` (forgetting every kept result when there are
+    /// too many: crude, but the hit path stays free of bookkeeping).
+    fn remember(&self, moment: QueryMoment, key: String, rows: &[Value]) {
         if let Ok(mut results) = self.results.lock() {
-            if results.stamp != Some(stamp) || results.rows.len() >= KEPT_RESULTS {
+            if results.rows.len() >= KEPT_RESULTS {
                 results.rows.clear();
-                results.stamp = Some(stamp);
             }
-            results.rows.insert(key, rows.to_vec());
+            results.rows.insert(key, (moment, rows.to_vec()));
         }
     }
 
@@ -99,27 +180,54 @@ impl AppDb {
     /// The database's stamp now.
     pub fn stamp(&self) -> Result<DataStamp, String> {
         let conn = self.conn.lock().map_err(Self::poisoned)?;
-        let restores = self.restored_at.lock().map_err(Self::poisoned)?.map_or(0, |s| s.restores);
-        Ok(DataStamp { restores, rows: conn.total_changes(), schema: self.budget.schema_changes() })
+        let last = *self.restored_at.lock().map_err(Self::poisoned)?;
+        Ok(self.stamp_of(&conn, last))
     }
 
-    /// Replaces the database with `snapshot` (serialized bytes), byte for byte.
+    /// The stamp of the database `conn` holds, `last` restored.
+    fn stamp_of(&self, conn: &Connection, last: Option<LastRestore>) -> DataStamp {
+        let (rows, schema) = (conn.total_changes(), self.budget.schema_changes());
+        match last {
+            Some(l) if l.pristine && rows == l.rows_at && schema == l.schema_at => DataStamp::PRISTINE,
+            Some(l) => DataStamp { restores: l.epoch, rows, schema },
+            None => DataStamp { restores: 0, rows, schema },
+        }
+    }
+
+    /// Replaces the database with `snapshot`, byte for byte: the package's pristine snapshot
+    /// (what the database held when the phone was made), which no other bytes may be passed as
+    /// (see [`DataStamp::PRISTINE`]; other bytes go through [`AppDb::restore_other`]).
     pub fn restore(&self, snapshot: &[u8]) -> Result<(), String> {
+        self.restore_bytes(snapshot, true)
+    }
+
+    fn restore_bytes(&self, bytes: &[u8], pristine: bool) -> Result<(), String> {
         let mut conn = self.conn.lock().map_err(Self::poisoned)?;
         let mut restored_at = self.restored_at.lock().map_err(Self::poisoned)?;
-        let restores = restored_at.map_or(0, |s| s.restores) + 1;
+        // A schema changed since the last restore goes back to another: what queries read
+        // (views may differ) is learnt again.
+        if restored_at.is_none_or(|l| l.schema_at != self.budget.schema_changes()) {
+            self.forget_results();
+        }
+        let epoch = restored_at.map_or(0, |l| l.epoch) + 1;
         // Counted before it runs: a failed restore leaves the content unknown, never "as it was".
-        *restored_at = Some(DataStamp { restores, rows: u64::MAX, schema: u64::MAX });
+        *restored_at = Some(LastRestore { epoch, pristine: false, rows_at: 0, schema_at: 0 });
         phonebench_apps::sandbox::deserialize(
             &mut conn,
             phonebench_apps::sandbox::Profile::App,
             &self.budget,
-            snapshot,
+            bytes,
             false,
         )
         .map_err(|e| format!("cannot restore the database snapshot: {e}"))?;
-        *restored_at =
-            Some(DataStamp { restores, rows: conn.total_changes(), schema: self.budget.schema_changes() });
+        // Table changes count from the restore (their epoch tells them apart).
+        self.budget.forget_table_changes();
+        *restored_at = Some(LastRestore {
+            epoch,
+            pristine,
+            rows_at: conn.total_changes(),
+            schema_at: self.budget.schema_changes(),
+        });
         Ok(())
     }
 
@@ -127,15 +235,25 @@ impl AppDb {
     /// this same `snapshot` (no row changed — rolled-back changes count too — and no
     /// schema-changing statement was prepared). Returns whether it restored.
     pub fn restore_if_changed(&self, snapshot: &[u8]) -> Result<bool, String> {
-        let unchanged = {
-            let restored_at = *self.restored_at.lock().map_err(Self::poisoned)?;
-            restored_at.is_some() && restored_at == Some(self.stamp()?)
-        };
+        let unchanged = self.stamp()? == DataStamp::PRISTINE;
         if unchanged {
             return Ok(false);
         }
         self.restore(snapshot)?;
         Ok(true)
+    }
+
+    /// [`AppDb::restore`] with bytes that are not the snapshot the next
+    /// [`AppDb::restore_if_changed`] restores (a phone snapshot's): that one then restores
+    /// whatever the stamp says.
+    pub fn restore_other(&self, bytes: &[u8]) -> Result<(), String> {
+        self.restore_bytes(bytes, false)
+    }
+
+    /// The database's bytes (SQLite's serialization of `main`).
+    pub fn serialize(&self) -> Result<Vec<u8>, String> {
+        let mut conn = self.conn.lock().map_err(Self::poisoned)?;
+        conn.serialize(rusqlite::MAIN_DB).map(|d| d.to_vec()).map_err(|e| e.to_string())
     }
 
     /// Locks the connection for one use, with a fresh operation budget.
@@ -251,6 +369,98 @@ pub struct ScreenData {
     pub reads: BTreeMap<String, SharedDb>,
     /// Content indexes by name.
     pub indexes: BTreeMap<String, Arc<ContentIndex>>,
+    /// Where the screen is scrolled, for virtualised lists (`None`: every row is rendered).
+    pub scrolled: Option<Scrolled>,
+    /// The `window` calls the render made, in order, with the rows each rendered.
+    pub windows: Mutex<Windows>,
+    /// The last render's `window` calls and rows (a window that still holds what can show is
+    /// kept, so a data change or a small scroll does not move it).
+    pub kept_windows: Windows,
+}
+
+impl ScreenData {
+    /// What a screen of the app reads, rendering every row of its lists.
+    pub fn new(
+        own: SharedDb,
+        reads: BTreeMap<String, SharedDb>,
+        indexes: BTreeMap<String, Arc<ContentIndex>>,
+    ) -> Self {
+        ScreenData {
+            own,
+            reads,
+            indexes,
+            scrolled: None,
+            windows: Mutex::default(),
+            kept_windows: Vec::new(),
+        }
+    }
+}
+
+/// Where a screen's scroll containers are, as a virtualised list needs to know it.
+#[derive(Debug, Clone)]
+pub struct Scrolled {
+    /// Scroll offsets in px by scroll key (a container's id).
+    pub offsets: BTreeMap<String, f32>,
+    /// px per dp.
+    pub density: f32,
+    /// The most of a list that can show at once, in dp (the app's part of the screen).
+    pub viewport_dp: f64,
+}
+
+/// One call of the template function `window`: a list of `rows` rows of `row_height` dp with
+/// `gap` dp between them, `before` dp into the scroll container `list`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowCall {
+    /// The scroll container's id.
+    pub list: String,
+    /// Rows in the whole list.
+    pub rows: usize,
+    /// Each row's height, dp.
+    pub row_height: f64,
+    /// Space between rows, dp.
+    pub gap: f64,
+    /// Where the first row starts in the container's content, dp.
+    pub before: f64,
+}
+
+/// Rows rendered beyond those that can show, on each side, when a list's window is placed
+/// anew: a scroll of less than this (a swipe moves about half a screen) keeps the window, and
+/// the render, as they are.
+const WINDOW_MARGIN_ROWS: usize = 10;
+
+/// A list's rendered rows, `first..last`.
+pub type RowRange = (usize, usize);
+
+/// A render's `window` calls, in order, each with the rows it rendered.
+pub type Windows = Vec<(WindowCall, RowRange)>;
+
+impl WindowCall {
+    /// The rows that can show (`top..bottom`) with the container scrolled as `scrolled` says,
+    /// the viewport taken as large as the app's part of the screen.
+    fn visible(&self, scrolled: &Scrolled) -> RowRange {
+        let pitch = self.row_height + self.gap;
+        let total = self.before + self.rows as f64 * pitch;
+        let offset =
+            scrolled.offsets.get(&self.list).copied().unwrap_or(0.0) as f64 / scrolled.density as f64;
+        let offset = offset.clamp(0.0, (total - scrolled.viewport_dp).max(0.0));
+        let top = ((offset - self.before) / pitch).floor().max(0.0) as usize;
+        let bottom = ((offset + scrolled.viewport_dp - self.before) / pitch).ceil().max(0.0) as usize;
+        (top.min(self.rows), bottom.min(self.rows))
+    }
+
+    /// The rows to render: `kept` (the last render's rows for this list) while it still holds
+    /// every row that can show, else those rows and a margin on each side. The window depends
+    /// on the scrolls that led here, not only on where the list is; what shows does not (the
+    /// rows outside the window are off screen either way).
+    pub fn range(&self, scrolled: &Scrolled, kept: Option<RowRange>) -> RowRange {
+        let (top, bottom) = self.visible(scrolled);
+        match kept {
+            Some((first, last)) if first <= top && bottom <= last.min(self.rows) => {
+                (first, last.min(self.rows))
+            }
+            _ => (top.saturating_sub(WINDOW_MARGIN_ROWS), (bottom + WINDOW_MARGIN_ROWS).min(self.rows)),
+        }
+    }
 }
 
 impl DataSource for ScreenData {
@@ -261,25 +471,32 @@ impl DataSource for ScreenData {
                 format!("query_app(`{id}`): this app may not read `{id}` (list it in `reads` in app.toml)")
             })?,
         };
-        // A query whose answer depends on more than the data (the generator, the clock) runs
-        // every time.
-        let lower = sql.to_ascii_lowercase();
-        let pure =
-            !["random", "phone_now", "changes(", "last_insert_rowid"].iter().any(|f| lower.contains(f));
-        let stamp = if pure { db.stamp().ok() } else { None };
+        // Kept while the tables the query reads are unchanged; a query whose answer depends on
+        // more than the data (the generator, the clock) runs every time.
+        let moment = db.query_moment(sql);
         // The parameters' debug form keeps their types apart (`1` and `"1"`).
         let key = format!("{sql}\u{0}{params:?}");
-        if let Some(rows) = stamp.and_then(|stamp| db.remembered(stamp, &key)) {
+        if let Some(rows) = moment.as_ref().and_then(|moment| db.remembered(moment, &key)) {
             return Ok(rows);
         }
         let conn = db.lock().map_err(|_| "database lock poisoned".to_string())?;
         let lookup = |name: &str| params.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
         let rows = query_rows(&conn, sql, &lookup)?;
         drop(conn);
-        if let Some(stamp) = stamp {
-            db.remember(stamp, key, &rows);
+        if let Some(moment) = moment {
+            db.remember(moment, key, &rows);
         }
         Ok(rows)
+    }
+
+    fn window(&self, list: &str, rows: usize, row_height: f64, gap: f64, before: f64) -> (usize, usize) {
+        let call = WindowCall { list: list.to_string(), rows, row_height, gap, before };
+        let Ok(mut windows) = self.windows.lock() else { return (0, rows) };
+        // The same call of the last render (by position among the calls, and list).
+        let kept = self.kept_windows.get(windows.len()).filter(|(c, _)| c.list == call.list).map(|(_, r)| *r);
+        let range = self.scrolled.as_ref().map_or((0, rows), |scrolled| call.range(scrolled, kept));
+        windows.push((call, range));
+        range
     }
 
     fn search(&self, index: &str, text: &str, limit: usize) -> Result<Vec<Value>, String> {
@@ -322,6 +539,68 @@ mod tests {
         assert!(e.contains("changes state"), "{e}");
         let e = query_rows(&conn, "SELECT :b", &lookup).unwrap_err();
         assert!(e.contains(":b"), "{e}");
+    }
+
+    /// An app database as the phone makes one: sandboxed, with a pristine snapshot.
+    fn app_db() -> (SharedDb, Vec<u8>) {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let budget =
+            sandbox::install(&mut conn, sandbox::Profile::App, sandbox::Deadline::default()).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE t (a TEXT); CREATE TABLE u (b TEXT); INSERT INTO t VALUES ('seed');",
+        )
+        .unwrap();
+        let pristine = conn.serialize(rusqlite::MAIN_DB).unwrap().to_vec();
+        let db = Arc::new(AppDb::new(conn, budget));
+        db.restore(&pristine).unwrap();
+        (db, pristine)
+    }
+
+    fn screen_query(db: &SharedDb, sql: &str) -> Vec<String> {
+        let data = ScreenData::new(db.clone(), BTreeMap::new(), BTreeMap::new());
+        let rows = data.query(None, sql, &[]).unwrap();
+        rows.iter().map(|r| r.get_attr("v").map(|v| v.to_string()).unwrap_or_default()).collect()
+    }
+
+    fn write(db: &SharedDb, sql: &str) {
+        db.lock().unwrap().execute_batch(sql).unwrap();
+    }
+
+    #[test]
+    fn kept_query_results_follow_the_tables_they_read_across_restores() {
+        let (db, pristine) = app_db();
+        let sql = "SELECT group_concat(a) AS v FROM t";
+        assert_eq!(screen_query(&db, sql), ["seed"]);
+        assert_eq!(db.stamp().unwrap(), DataStamp::PRISTINE);
+        // Another table's change keeps the answer; this table's change gives the new one.
+        write(&db, "INSERT INTO u VALUES ('x')");
+        assert_eq!(screen_query(&db, sql), ["seed"]);
+        write(&db, "INSERT INTO t VALUES ('one')");
+        assert_eq!(screen_query(&db, sql), ["seed,one"]);
+        // The same number of changes after another restore is other content: never a hit.
+        db.restore(&pristine).unwrap();
+        write(&db, "INSERT INTO t VALUES ('two')");
+        assert_eq!(screen_query(&db, sql), ["seed,two"]);
+        // Untouched since a pristine restore: the pristine stamp again, whichever restore.
+        db.restore(&pristine).unwrap();
+        assert_eq!(db.stamp().unwrap(), DataStamp::PRISTINE);
+        assert!(!db.restore_if_changed(&pristine).unwrap(), "nothing to restore");
+        // Other bytes are not pristine, even untouched.
+        let mut other = Connection::open_in_memory().unwrap();
+        other
+            .execute_batch(
+                "CREATE TABLE t (a TEXT); CREATE TABLE u (b TEXT); INSERT INTO t VALUES ('other');",
+            )
+            .unwrap();
+        db.restore_other(&other.serialize(rusqlite::MAIN_DB).unwrap()).unwrap();
+        assert_ne!(db.stamp().unwrap(), DataStamp::PRISTINE);
+        assert_eq!(screen_query(&db, sql), ["other"]);
+        assert!(db.restore_if_changed(&pristine).unwrap());
+        assert_eq!(screen_query(&db, sql), ["seed"]);
+        // A query calling an impure function is never kept.
+        let random = "SELECT count(*) AS v FROM t WHERE random() IS NOT NULL";
+        assert_eq!(screen_query(&db, random), ["1"]);
+        assert!(db.query_moment(random).is_none());
     }
 }
 
@@ -404,7 +683,7 @@ mod sandbox_tests {
 
     fn render_probe(phone: &Phone, dir: &Path, i: usize) -> String {
         let app = &phone.apps[0];
-        let data = ScreenData { own: app.db.clone(), reads: BTreeMap::new(), indexes: BTreeMap::new() };
+        let data = ScreenData::new(app.db.clone(), BTreeMap::new(), BTreeMap::new());
         let ctx = Value::from_pairs([(DATA_KEY, Value::from_object(RenderData(Arc::new(data))))]);
         let name = format!("probe{i}.xml");
         let template = app.package.env.get_template(&name).expect("probe template");

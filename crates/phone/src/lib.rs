@@ -20,6 +20,7 @@ pub mod markup;
 mod phone;
 mod pickers;
 mod render;
+mod snapshot;
 mod steps;
 pub mod system;
 mod timeline;
@@ -30,6 +31,7 @@ pub use disturb::{Dismissal, Disturbances, dismissal};
 pub use markup::{MAX_LAYOUT_DEPTH, MAX_LAYOUT_VIEWS};
 pub use phone::{AppEvent, Foreground, MAX_FIELD_CHARS, Outcome, Phone, PhoneConfig, PhoneError};
 pub use phonebench_apps::{CLOCK_START_MS, Catalog};
+pub use snapshot::PhoneSnapshot;
 pub use timeline::{MAX_FIRINGS_PER_STEP, MAX_NOTIFICATIONS, MAX_SCHEDULED, PostedNotification};
 
 /// Virtual milliseconds each action takes.

@@ -28,6 +28,7 @@ const TAGS: &[(&str, &str, Kind, Axis)] = &[
     ("RadioButton", "android.widget.RadioButton", Kind::Radio, Axis::Vertical),
     ("SeekBar", "android.widget.SeekBar", Kind::Seek, Axis::Vertical),
     ("View", "android.view.View", Kind::Group, Axis::Vertical),
+    ("Gap", "android.view.View", Kind::Group, Axis::Vertical),
     // Pages side by side, one shown at a time (`page` the first shown); swiping turns pages.
     ("ViewPager", "androidx.viewpager2.widget.ViewPager2", Kind::Group, Axis::Stack),
 ];
@@ -154,7 +155,8 @@ pub fn parse_layout_ranged(
         } else {
             let children = built.pop().unwrap_or_default();
             let mut view = pending.pop().ok_or(LayoutError::whole("layout nesting is inconsistent"))?;
-            if !children.is_empty() && !matches!(view.kind, Kind::Group | Kind::Scroll) {
+            if !children.is_empty() && (!matches!(view.kind, Kind::Group | Kind::Scroll) || view.placeholder)
+            {
                 return Err(LayoutError::at(
                     doc.text_pos_at(node.range().start).row as usize,
                     format!("<{}> cannot have child elements", node.tag_name().name()),
@@ -179,7 +181,7 @@ pub fn parse_layout_ranged(
 /// what is wrong, with the right line.
 pub fn reparse_changed(
     old_xml: &str,
-    old: &ParsedLayout,
+    old: ParsedLayout,
     new_xml: &str,
     package: &str,
     density: f32,
@@ -223,19 +225,20 @@ pub fn reparse_changed(
     if views > MAX_LAYOUT_VIEWS || path.len() + depth(&parsed.ranges) > MAX_LAYOUT_DEPTH {
         return None;
     }
-    let mut root = old.root.clone();
+    // Taken, not copied: the old layout is the caller's to give up (a render keeps only the new).
+    let ParsedLayout { mut root, ranges: old_ranges } = old;
     let mut slot = &mut root;
     for position in path {
         slot = slot.children.get_mut(position)?;
     }
     *slot = parsed.root;
     let mut ranges = Vec::with_capacity(views);
-    for (i, r) in old.ranges[..target].iter().enumerate() {
+    for (i, r) in old_ranges[..target].iter().enumerate() {
         let end = if ancestors.contains(&i) { shift(r.end)? } else { r.end };
         ranges.push(r.start..end);
     }
     ranges.extend(parsed.ranges.iter().map(|r| r.start + range.start..r.end + range.start));
-    for r in &old.ranges[target + sizes[target]..] {
+    for r in &old_ranges[target + sizes[target]..] {
         ranges.push(shift(r.start)?..shift(r.end)?);
     }
     Some(ParsedLayout { root, ranges })
@@ -300,8 +303,14 @@ fn element(
     let mut view = View::new(&class, kind);
     view.style.axis = axis;
     defaults(&mut view, tag, d);
+    view.placeholder = tag == "Gap";
     for attr in node.attributes() {
         let (name, value) = (attr.name(), attr.value());
+        if view.placeholder && name != "height" {
+            return Err(fail(format!(
+                "attribute `{name}`: a Gap takes only `height` (the rows it stands for)"
+            )));
+        }
         let set = apply_attribute(&mut view, name, value, package, d, assets);
         set.map_err(|m| fail(format!("attribute `{name}`: {m}")))?;
     }
@@ -666,7 +675,7 @@ mod tests {
         for rows in [&starred, &renamed, &fewer, &more] {
             let new_xml = screen(rows);
             let full = parse_layout_ranged(&new_xml, "p", 2.0, &BTreeMap::new()).unwrap();
-            if let Some(part) = reparse_changed(&old_xml, &old, &new_xml, "p", 2.0, &BTreeMap::new()) {
+            if let Some(part) = reparse_changed(&old_xml, old.clone(), &new_xml, "p", 2.0, &BTreeMap::new()) {
                 reparsed_any = true;
                 assert_eq!(part.root, full.root);
                 assert_eq!(part.ranges, full.ranges);
@@ -675,7 +684,7 @@ mod tests {
         assert!(reparsed_any, "a change inside one row is reparsed in place");
         // A change that breaks the markup is left to the full parse (which reports it).
         let broken = old_xml.replacen("<TextView text=\"Mail 2\"/>", "<TextView text=\"Mail 2\">", 1);
-        assert!(reparse_changed(&old_xml, &old, &broken, "p", 2.0, &BTreeMap::new()).is_none());
+        assert!(reparse_changed(&old_xml, old.clone(), &broken, "p", 2.0, &BTreeMap::new()).is_none());
         assert!(parse_layout_ranged(&broken, "p", 2.0, &BTreeMap::new()).is_err());
     }
 

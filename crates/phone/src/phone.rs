@@ -268,6 +268,12 @@ pub struct Phone {
     pub(crate) disturber: crate::disturb::Disturber,
     /// How far the notification shade's list is scrolled (by scroll key), while it is down.
     pub(crate) shade_scroll: BTreeMap<String, f32>,
+    /// Lists whose templates use `window` render only the rows that can show (the default);
+    /// off, they render every row (what the windowed render must look the same as).
+    pub(crate) virtual_lists: bool,
+    /// Per app, the database's content last serialized or restored by a snapshot, with the stamp
+    /// it had then (`snapshot.rs`): a database still at that stamp is shared, not copied.
+    pub(crate) snapshot_dbs: Vec<Option<crate::snapshot::KnownDb>>,
 }
 
 impl Phone {
@@ -361,6 +367,8 @@ impl Phone {
             keyboard_symbols: false,
             disturber,
             shade_scroll: BTreeMap::new(),
+            virtual_lists: true,
+            snapshot_dbs: Vec::new(),
         };
         let mut phone = phone;
         phone.boot()?;
@@ -381,7 +389,9 @@ impl Phone {
                 .restore_if_changed(&app.package.snapshot)
                 .map_err(|message| PhoneError::App { app: app.package.manifest.id.clone(), message })?;
             app.stack.clear();
-            app.cache = None;
+            // The last render stays: not as a render of any screen (a new frame never matches
+            // it), but as the markup and layout the next render of its screen starts from (an
+            // entry screen after a reset re-parses and re-lays-out nothing that is the same).
             app.return_to = None;
         }
         self.foreground = Foreground::Home;
@@ -413,6 +423,9 @@ impl Phone {
         if config.display != self.config.display {
             // Renders and the theme are for the display they were made on.
             self.theme_cache = None;
+            for app in &mut self.apps {
+                app.cache = None;
+            }
         }
         self.config = config;
         self.reset()
@@ -490,6 +503,16 @@ impl Phone {
             app.db.forget_results();
         }
         self.screen = None;
+    }
+
+    /// Whether lists whose templates use `window` render only the rows that can show (`true`,
+    /// the default) or every row. What an agent sees is the same either way (tested); off is
+    /// for that test and for measuring what virtualising saves.
+    pub fn set_virtual_lists(&mut self, on: bool) {
+        if self.virtual_lists != on {
+            self.virtual_lists = on;
+            self.forget_renders();
+        }
     }
 
     /// The current screen's UI tree.

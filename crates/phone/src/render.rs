@@ -9,7 +9,7 @@ use phonebench_apps::{AppPackage, RenderData};
 use phonebench_pixels::{Align as PaintAlign, CHECK_DP, Frame, Paint, Role, SWITCH_DP, TextLook, guess_icon};
 use phonebench_uitree::{Bounds, Node, TreeBuilder, UiTree, WindowKind};
 
-use crate::data::ScreenData;
+use crate::data::{RowRange, ScreenData, Scrolled, WindowCall, Windows};
 use crate::layout::{Boxes, KeptLayout, LaidOut, Rect, layout, layout_kept};
 use crate::markup::{LayoutError, ParsedLayout};
 use crate::phone::{Foreground, Overlay, Phone, PhoneError};
@@ -79,6 +79,9 @@ pub(crate) struct CacheKey {
     /// The clipboard, when the template can read it.
     clipboard: Option<Option<String>>,
     keyboard: bool,
+    /// The rows each virtualised list renders where the screen is scrolled now (the template's
+    /// `window` calls of the last render, in order): a scroll past the rendered rows renders anew.
+    windows: Vec<(usize, usize)>,
 }
 
 impl CacheKey {
@@ -105,14 +108,17 @@ pub(crate) struct ScreenCache {
     /// (fields, pager pages, focus) went in: markup rendered again unchanged is not parsed again.
     xml: String,
     parsed: ParsedLayout,
+    /// The template's `window` calls (virtualised lists), in order, with the rows rendered.
+    windows: Windows,
 }
 
-/// What one render of an app's screen made: the views to lay out, the markup, and the views as
-/// parsed from it (see [`ScreenCache`]).
+/// What one render of an app's screen made: the views to lay out, the markup, the views as
+/// parsed from it and the template's `window` calls (see [`ScreenCache`]).
 struct Rendered {
     view: View,
     xml: String,
     parsed: ParsedLayout,
+    windows: Windows,
 }
 
 /// App ids the launcher's dock shows, in order, when installed (at most four).
@@ -175,7 +181,7 @@ impl Phone {
         // The same screen's last render when something it depends on changed: its markup and
         // layout let this render redo only what differs.
         let mut stale: Option<ScreenCache> = None;
-        let mut rendered: Option<(String, ParsedLayout)> = None;
+        let mut rendered: Option<(String, ParsedLayout, Windows)> = None;
         // A screen that fails on the app's own data (template, markup, SQL, a limit) shows
         // Android's "<App> keeps stopping" instead: the agent sees the error and can go back.
         let mut crash: Option<(usize, String)> = None;
@@ -193,7 +199,8 @@ impl Phone {
                 let (depth, screen) = self.top_screen(i);
                 let rotation = self.disturber.rotation_on((i, depth, screen));
                 let screen = screen.to_owned();
-                let key = self.cache_key(i);
+                let calls = self.apps[i].cache.as_ref().map(|c| c.windows.clone()).unwrap_or_default();
+                let key = self.cache_key(i, &calls);
                 let previous = self.apps[i].cache.take();
                 let view = match previous {
                     Some(mut c) if rotation.is_none() && Some(&c.key) == key.as_ref() => {
@@ -204,10 +211,10 @@ impl Phone {
                     }
                     previous => {
                         stale = previous.filter(|c| c.key.screen == screen);
-                        let result = self.render_app(i, stale.as_ref());
+                        let result = self.render_app(i, stale.as_mut());
                         match result {
-                            Ok(Rendered { mut view, xml, parsed }) => {
-                                rendered = Some((xml, parsed));
+                            Ok(Rendered { mut view, xml, parsed, windows }) => {
+                                rendered = Some((xml, parsed, windows));
                                 if let Some(rotation) = rotation {
                                     crate::disturb::reorder_rows(&mut view, rotation);
                                     reordered = true;
@@ -483,18 +490,22 @@ impl Phone {
             && crash.is_none()
             && !loading
             && !reordered
-            && let Some(key) = self.cache_key(i)
         {
             let parts = match cached {
-                Some(c) => Some((c.boxes, c.kept, c.xml, c.parsed)),
+                Some(c) => Some((c.boxes, c.kept, c.xml, c.parsed, c.windows)),
                 None => match (kept, rendered) {
-                    (Some(kept), Some((xml, parsed))) => Some((windows[0].laid.boxes(), kept, xml, parsed)),
+                    (Some(kept), Some((xml, parsed, calls))) => {
+                        Some((windows[0].laid.boxes(), kept, xml, parsed, calls))
+                    }
                     _ => None,
                 },
             };
             drop(windows);
-            if let Some((boxes, kept, xml, parsed)) = parts {
-                self.apps[i].cache = Some(ScreenCache { key, view: main_view, boxes, kept, xml, parsed });
+            if let Some((boxes, kept, xml, parsed, calls)) = parts
+                && let Some(key) = self.cache_key(i, &calls)
+            {
+                self.apps[i].cache =
+                    Some(ScreenCache { key, view: main_view, boxes, kept, xml, parsed, windows: calls });
             }
         }
         let crash =
@@ -546,7 +557,40 @@ impl Phone {
 
     /// What app `i`'s top screen depends on now; `None` before its first render (which applies
     /// autofocus and so must run).
-    fn cache_key(&self, i: usize) -> Option<CacheKey> {
+    /// How many views the app in front rendered for its screen (what its template's markup
+    /// parsed to, pager pages and `<Gap>`s included), once it was shown; `None` for the launcher,
+    /// an app screen not shown yet or one that failed.
+    pub fn rendered_views(&self) -> Option<usize> {
+        let Foreground::App(i) = self.foreground else { return None };
+        let cache = self.apps[i].cache.as_ref()?;
+        let mut count = 0;
+        let mut stack = vec![&cache.parsed.root];
+        while let Some(view) = stack.pop() {
+            count += 1;
+            stack.extend(view.children.iter());
+        }
+        Some(count)
+    }
+
+    /// Where app `i`'s top screen is scrolled, for its virtualised lists (`None` when lists
+    /// render every row: [`Phone::set_virtual_lists`]).
+    fn scrolled(&self, i: usize) -> Option<Scrolled> {
+        if !self.virtual_lists {
+            return None;
+        }
+        let frame = self.apps[i].stack.last()?;
+        let d = self.config.display;
+        let app_area = d.height_px() - d.status_bar_h() - d.nav_bar_h();
+        Some(Scrolled {
+            offsets: frame.scroll.clone(),
+            density: d.density(),
+            viewport_dp: f64::from(app_area / d.density()),
+        })
+    }
+
+    /// What app `i`'s top screen's render depends on, `calls` being its template's `window`
+    /// calls (the last render's).
+    fn cache_key(&self, i: usize, calls: &[(WindowCall, RowRange)]) -> Option<CacheKey> {
         let frame = self.apps[i].stack.last().filter(|f| f.initialized)?;
         let package = &self.apps[i].package;
         let reads = package.reads_of(&frame.screen);
@@ -567,12 +611,20 @@ impl Phone {
             time: reads.now.then(|| self.now_ms().div_euclid(self.tick_ms(i))),
             clipboard: reads.clipboard.then(|| self.clipboard.clone()),
             keyboard: self.keyboard_shown(),
+            windows: match self.scrolled(i) {
+                Some(scrolled) => {
+                    calls.iter().map(|(call, kept)| call.range(&scrolled, Some(*kept))).collect()
+                }
+                None => calls.iter().map(|(call, _)| (0, call.rows)).collect(),
+            },
         })
     }
 
     /// Renders app `i`'s top screen to views, filling its text fields from the frame and
     /// applying autofocus the first time the screen renders.
-    fn render_app(&mut self, i: usize, previous: Option<&ScreenCache>) -> Result<Rendered, PhoneError> {
+    /// Renders app `i`'s top screen. `previous` is the same screen's last render, whose markup
+    /// and parsed views are taken (not copied) where they can be reused.
+    fn render_app(&mut self, i: usize, previous: Option<&mut ScreenCache>) -> Result<Rendered, PhoneError> {
         let package = self.apps[i].package.clone();
         let app_id = package.manifest.id.clone();
         let fail = |message: String| PhoneError::App { app: app_id.clone(), message };
@@ -593,13 +645,15 @@ impl Phone {
         // Nothing the template can read changed (typing into a field it does not read, the
         // keyboard): its markup and views are the last render's.
         let reads_fields = package.reads_of(&frame.screen).fields;
-        let unchanged = match (previous, self.cache_key(i)) {
+        let mut previous = previous;
+        let calls = previous.as_deref().map(|c| c.windows.clone()).unwrap_or_default();
+        let unchanged = match (previous.as_deref_mut(), self.cache_key(i, &calls)) {
             (Some(c), Some(key)) if c.key.template_part(reads_fields) == key.template_part(reads_fields) => {
-                Some((c.xml.clone(), c.parsed.clone()))
+                Some((std::mem::take(&mut c.xml), take_parsed(&mut c.parsed), calls.clone()))
             }
             _ => None,
         };
-        let (xml, parsed) = match unchanged {
+        let (xml, parsed, windows) = match unchanged {
             Some(kept) => kept,
             None => {
                 let reads = package
@@ -613,8 +667,10 @@ impl Phone {
                             .map(|a| (id.clone(), a.db.clone()))
                     })
                     .collect();
-                let data =
-                    ScreenData { own: self.apps[i].db.clone(), reads, indexes: package.indexes.clone() };
+                let mut data = ScreenData::new(self.apps[i].db.clone(), reads, package.indexes.clone());
+                data.scrolled = self.scrolled(i);
+                data.kept_windows = calls.clone();
+                let data = Arc::new(data);
                 let ctx = Value::from_pairs([
                     ("args", Value::from(frame.args.clone())),
                     ("vars", Value::from(frame.vars.clone())),
@@ -632,7 +688,7 @@ impl Phone {
                             ("package", Value::from(package.manifest.package.clone())),
                         ]),
                     ),
-                    (phonebench_apps::DATA_KEY, Value::from_object(RenderData(Arc::new(data)))),
+                    (phonebench_apps::DATA_KEY, Value::from_object(RenderData(data.clone()))),
                 ]);
                 let name = AppPackage::template_name(&frame.screen);
                 let file = package
@@ -649,10 +705,10 @@ impl Phone {
                 // Markup rendered again is parsed again only where it changed.
                 let same_screen = previous.filter(|c| c.key.screen == frame.screen);
                 let parsed = match same_screen {
-                    Some(c) if c.xml == xml => Some(c.parsed.clone()),
+                    Some(c) if c.xml == xml => Some(take_parsed(&mut c.parsed)),
                     Some(c) => crate::markup::reparse_changed(
                         &c.xml,
-                        &c.parsed,
+                        take_parsed(&mut c.parsed),
                         &xml,
                         &package.manifest.package,
                         self.config.display.density(),
@@ -664,7 +720,8 @@ impl Phone {
                     Some(parsed) => parsed,
                     None => self.parse_screen(i, &package, &file, &template, &xml)?,
                 };
-                (xml, parsed)
+                let windows = data.windows.lock().map(|w| w.clone()).unwrap_or_default();
+                (xml, parsed, windows)
             }
         };
         let mut root = parsed.root.clone();
@@ -703,7 +760,7 @@ impl Phone {
             frame.focused = Some(id);
             self.keyboard = true;
         }
-        Ok(Rendered { view: root, xml, parsed })
+        Ok(Rendered { view: root, xml, parsed, windows })
     }
 
     /// Parses the markup app `i`'s screen template (`file`) rendered; an error names the
@@ -736,6 +793,11 @@ impl Phone {
             }
         })
     }
+}
+
+/// Moves a kept parse out of a cache entry that is being replaced (leaving an empty one).
+fn take_parsed(parsed: &mut ParsedLayout) -> ParsedLayout {
+    std::mem::replace(parsed, ParsedLayout { root: View::new("", Kind::Group), ranges: Vec::new() })
 }
 
 fn render_error(file: &std::path::Path, err: &minijinja::Error) -> String {
@@ -949,6 +1011,9 @@ fn emit(
     let window_area = laid.rects[0];
     for i in 0..n {
         let view = laid.views[i];
+        if view.placeholder {
+            continue;
+        }
         let parent = laid.parents[i];
         let (clip, base_shift) = match parent {
             None => (window_area, 0.0),
@@ -1113,4 +1178,38 @@ fn scroll_key(view: &View, index: usize) -> String {
 fn scroll_offset(window: &WindowSpec, view: &View, index: usize, max: f32) -> f32 {
     let default = if view.start_at_end { max } else { 0.0 };
     window.scroll.get(&scroll_key(view, index)).copied().unwrap_or(default).clamp(0.0, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use phonebench_actions::Action;
+
+    use crate::data::DataStamp;
+    use crate::{Catalog, Phone, PhoneConfig};
+
+    /// Kept renders and query results survive a reset only for databases still pristine; boot
+    /// actions that change nothing (schedule, or update no row) must leave theirs so.
+    #[test]
+    fn databases_nothing_wrote_are_pristine_after_boot_and_after_reset() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps");
+        let mut phone = Phone::new(Catalog::load_dir(&dir).unwrap(), PhoneConfig::default()).unwrap();
+        let pristine = |phone: &Phone| {
+            phone.apps.iter().filter(|a| a.db.stamp().unwrap() == DataStamp::PRISTINE).count()
+        };
+        let apps = phone.apps.len();
+        let written: Vec<_> = phone
+            .apps
+            .iter()
+            .filter(|a| a.db.stamp().unwrap() != DataStamp::PRISTINE)
+            .map(|a| a.package.manifest.id.clone())
+            .collect();
+        assert_eq!(pristine(&phone), apps, "boot wrote a row in {written:?}");
+        phone.apply(&Action::OpenApp { app: "todo".into() }).unwrap();
+        phone.apply(&Action::Wait { ms: Some(3_600_000) }).unwrap();
+        phone.tree().unwrap();
+        phone.reset().unwrap();
+        assert_eq!(pristine(&phone), apps);
+    }
 }

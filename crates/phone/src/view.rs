@@ -333,6 +333,9 @@ pub struct View {
     pub bg: Option<phonebench_pixels::Swatch>,
     /// Text drawn centred in the view (system views such as the date picker's day cells).
     pub text_center: bool,
+    /// A `<Gap>`: takes its height in the layout and is neither in the tree nor drawn (it stands
+    /// for the rows a virtualised list does not render; see the template function `window`).
+    pub placeholder: bool,
     /// Children.
     pub children: Vec<View>,
 }
@@ -368,6 +371,7 @@ impl View {
             tone: Tone::Normal,
             bg: None,
             text_center: false,
+            placeholder: false,
             children: Vec::new(),
         }
     }

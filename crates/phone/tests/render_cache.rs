@@ -1,5 +1,6 @@
-//! The phone keeps renders (views, markup, layout) and redoes only what changed: every screen
-//! it shows after random play of every app must equal the same screen rendered from scratch.
+//! The phone keeps renders (views, markup, layout) and query results, across steps and resets,
+//! and redoes only what changed: every screen it shows after random play of every app must equal
+//! the same screen rendered from scratch.
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -42,6 +43,12 @@ fn kept_renders_equal_fresh_ones_through_random_play() {
                 85..=89 => Action::Wait { ms: Some(61_000) },
                 _ => Action::Key { key: Key::Back },
             };
+            // Now and then a reset and the app again: renders and query results kept from
+            // before the reset must not leak into what the pristine phone shows.
+            if rng.next_u32().is_multiple_of(15) {
+                phone.reset().unwrap();
+                phone.apply(&Action::OpenApp { app: app.clone() }).unwrap();
+            }
             // A rejected action (an index with nothing to do) is fine: the screen is what counts.
             let _ = phone.apply(&action);
             let kept = phonebench_uitree::write_xml(phone.tree().unwrap());
