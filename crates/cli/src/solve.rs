@@ -37,7 +37,7 @@ pub struct SolveArgs {
 /// The search budget: counts, never time, so results are the same on every machine.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BudgetArgs {
-    /// States replayed and judged per task at most.
+    /// States reached and judged per task at most.
     #[arg(long, default_value_t = Budget::default().max_expansions)]
     pub(crate) max_expansions: usize,
     /// After the first solution, at most this many more states looking for a shorter one.
@@ -47,6 +47,10 @@ pub struct BudgetArgs {
     /// task's step budget; never more than the step budget).
     #[arg(long)]
     pub(crate) max_depth: Option<u32>,
+    /// Reach every state by resetting the phone and replaying its path, never from a snapshot
+    /// of its parent (slower; the same states: for checking the snapshots).
+    #[arg(long)]
+    pub(crate) no_snapshots: bool,
 }
 
 impl BudgetArgs {
@@ -56,6 +60,7 @@ impl BudgetArgs {
             max_expansions: self.max_expansions,
             improve_expansions: self.improve_expansions,
             max_depth: self.max_depth,
+            snapshots: !self.no_snapshots,
         }
     }
 }

@@ -123,6 +123,25 @@ struct DeviceBackend {
     image: Option<ScreenImage>,
 }
 
+/// An episode's state at one moment ([`Episode::snapshot`]), to go back to with
+/// [`Episode::restore`] (on the same episode).
+#[derive(Debug, Clone)]
+pub struct EpisodeSnapshot {
+    phone: phonebench_phone::PhoneSnapshot,
+    user: SimulatedUser,
+    observation: Observation,
+    tree: Arc<UiTree>,
+    trajectory: Trajectory,
+    events_seen: usize,
+}
+
+impl EpisodeSnapshot {
+    /// The phone's part.
+    pub fn phone(&self) -> &phonebench_phone::PhoneSnapshot {
+        &self.phone
+    }
+}
+
 /// What the agent learns from a step besides the next screen.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StepFeedback {
@@ -436,6 +455,46 @@ impl Episode {
             Backend::Phone(phone) => Some(phone),
             Backend::Device(_) => None,
         }
+    }
+
+    /// The episode's state now, to go back to with [`Episode::restore`]: the phone's
+    /// ([`Phone::snapshot`]: unchanged databases shared, not copied) and the episode's own (the
+    /// trajectory so far, the simulated user, the screen). The trajectory's databases (the
+    /// initial bytes, the same for the whole episode) are not copied. On a device: an error.
+    pub fn snapshot(&mut self) -> Result<EpisodeSnapshot, EnvError> {
+        let Backend::Phone(phone) = &mut self.backend else {
+            return Err(EnvError::Device("an episode on a device has no snapshots".into()));
+        };
+        let phone = phone.snapshot()?;
+        // Why: the initial databases are the bulk of a trajectory and never change in an episode.
+        let databases = std::mem::take(&mut self.trajectory.databases);
+        let trajectory = self.trajectory.clone();
+        self.trajectory.databases = databases;
+        Ok(EpisodeSnapshot {
+            phone,
+            user: self.user.clone(),
+            observation: self.observation.clone(),
+            tree: self.tree.clone(),
+            trajectory,
+            events_seen: self.events_seen,
+        })
+    }
+
+    /// Goes back to the state `snapshot` took of this episode ([`Episode::snapshot`]): what
+    /// follows is as if the steps since had not been taken.
+    pub fn restore(&mut self, snapshot: &EpisodeSnapshot) -> Result<(), EnvError> {
+        let Backend::Phone(phone) = &mut self.backend else {
+            return Err(EnvError::Device("an episode on a device has no snapshots".into()));
+        };
+        phone.restore_snapshot(&snapshot.phone)?;
+        let databases = std::mem::take(&mut self.trajectory.databases);
+        self.trajectory = snapshot.trajectory.clone();
+        self.trajectory.databases = databases;
+        self.user = snapshot.user.clone();
+        self.observation = snapshot.observation.clone();
+        self.tree = snapshot.tree.clone();
+        self.events_seen = snapshot.events_seen;
+        Ok(())
     }
 
     /// Turns taken so far.

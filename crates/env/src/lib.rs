@@ -7,7 +7,9 @@ pub mod episode;
 pub mod trajectory;
 pub mod user;
 
-pub use episode::{EnvError, Episode, EpisodeOptions, FormatErrorPolicy, McpReply, StepFeedback, TurnInput};
+pub use episode::{
+    EnvError, Episode, EpisodeOptions, EpisodeSnapshot, FormatErrorPolicy, McpReply, StepFeedback, TurnInput,
+};
 pub use trajectory::{
     DatabasePair, EpisodeEnd, EventRecord, Exchange, McpCallRecord, ScreenRecord, StepRecord, Trajectory,
     action_direction, sphinx_type,

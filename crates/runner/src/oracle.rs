@@ -89,10 +89,12 @@ pub async fn solve_instances(
         jobs.push(Job { instance, reference_length });
     }
     let searched = {
-        let (catalog, jobs) = (catalog.clone(), jobs.clone());
+        let (catalog, jobs, config) = (catalog.clone(), jobs.clone(), McpConfig::clone(mcp));
         let done = on_done.clone();
-        tokio::task::spawn_blocking(move || solve_all(&catalog, &jobs, &budget, threads, |i, o| done(i, o)))
-            .await
+        tokio::task::spawn_blocking(move || {
+            solve_all(&catalog, &jobs, &budget, &config, threads, |i, o| done(i, o))
+        })
+        .await
     };
     let outcomes = match searched {
         Ok(o) => o,

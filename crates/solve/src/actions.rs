@@ -34,6 +34,8 @@ pub mod cost {
     pub const LONG_PRESS: i64 = 9;
     /// Type a text whose name matches the field (`first` into `#first_name`).
     pub const TYPE_MATCHED: i64 = 2;
+    /// Type a text the path learnt into a field whose id, hint or description has a goal word.
+    pub const TYPE_LEARNT: i64 = 3;
     /// Type any other text.
     pub const TYPE: i64 = 5;
     /// Extra for pressing Enter after typing.
@@ -48,6 +50,10 @@ pub mod cost {
     pub const OPEN_APP: i64 = 2;
     /// Ask the simulated user.
     pub const ASK: i64 = 2;
+    /// Call an MCP tool whose name has a goal word (`convert` for "convert it").
+    pub const MCP_NAMED: i64 = 2;
+    /// Call any other MCP tool.
+    pub const MCP: i64 = 4;
 }
 
 /// Words of buttons that commit what a screen is for (generic UI words, the same for every task):
@@ -124,9 +130,12 @@ pub fn candidates(
     instance: &TaskInstance,
     goal: &GoalWords,
     learnt: &[TextCandidate],
-    asked: bool,
-    _mcp: bool,
+    so_far: &phonebench_env::Trajectory,
+    tools: &crate::mcp::Tools,
 ) -> Vec<Candidate> {
+    // `ask_user` once per path; no MCP call twice with the same arguments.
+    let asked = !so_far.exchanges.is_empty();
+    let made = &so_far.mcp_calls;
     let mut out: Vec<Candidate> = Vec::new();
     let mut points: BTreeSet<(u8, i32, i32)> = BTreeSet::new();
     let texts: Vec<&TextCandidate> = goal.candidates.iter().chain(learnt.iter()).collect();
@@ -150,9 +159,19 @@ pub fn candidates(
         if editable {
             if points.insert((3, x, y)) {
                 let field = field_words(tree, id);
-                for t in texts.iter().filter(|t| t.text != node.text) {
+                // A value the path learnt (a reply, a tool result, an earlier screen) typed into
+                // a field the goal talks about (`Text message` for "text them the amount").
+                let field_in_goal = goal.matches(&field);
+                for (i, t) in texts.iter().enumerate().filter(|(_, t)| t.text != node.text) {
                     let matched = t.key.iter().any(|k| field.contains(k));
-                    let base = if matched { cost::TYPE_MATCHED } else { cost::TYPE };
+                    let learnt = i >= goal.candidates.len();
+                    let base = if matched {
+                        cost::TYPE_MATCHED
+                    } else if learnt && field_in_goal {
+                        cost::TYPE_LEARNT
+                    } else {
+                        cost::TYPE
+                    };
                     for enter in [false, true] {
                         out.push(Candidate {
                             action: Action::Type {
@@ -204,6 +223,9 @@ pub fn candidates(
         if !in_front {
             out.push(Candidate { action: Action::OpenApp { app: app.clone() }, cost: cost::OPEN_APP });
         }
+    }
+    for (action, named) in tools.calls(&texts, goal, made) {
+        out.push(Candidate { action, cost: if named { cost::MCP_NAMED } else { cost::MCP } });
     }
     if !instance.facts.is_empty() && !asked {
         out.push(Candidate { action: Action::AskUser { text: instance.goal.clone() }, cost: cost::ASK });

@@ -35,6 +35,12 @@ pub fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Every lower-case word of a name (`x.from` → `x`, `from`): parameter and field names are
+/// matched whole, short ones included (a tool's `to` argument).
+pub fn name_words(name: &str) -> Vec<String> {
+    name.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+}
+
 /// A text the search may type or answer, with the words naming what it is (the parameter and
 /// field names, or the question it answered), to match a field's id and hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,12 +72,12 @@ impl GoalWords {
         let goal = instance.goal.to_lowercase();
         let shown = |c: &TextCandidate| goal.contains(&c.text.to_lowercase());
         for (name, value) in &instance.params {
-            let key = self::words(name);
+            let key = name_words(name);
             match value {
                 Value::Object(fields) => {
                     for (field, v) in fields {
                         let mut k = key.clone();
-                        k.extend(self::words(field));
+                        k.extend(name_words(field));
                         push_value(&mut candidates, v, k);
                     }
                 }
@@ -172,8 +178,9 @@ pub fn numbers(text: &str) -> Vec<String> {
 }
 
 /// Text the episode learnt: from each `ask_user` reply and MCP result, its quoted strings, its
-/// words with digits, and the whole reply when it is short.
-pub fn dynamic_candidates(trajectory: &Trajectory) -> Vec<TextCandidate> {
+/// words with digits, and the whole reply when it is short; then what earlier screens on the
+/// path showed ([`screen_candidates`]).
+pub fn dynamic_candidates(trajectory: &Trajectory, goal: &GoalWords) -> Vec<TextCandidate> {
     let mut out = Vec::new();
     let replies = trajectory
         .exchanges
@@ -183,6 +190,13 @@ pub fn dynamic_candidates(trajectory: &Trajectory) -> Vec<TextCandidate> {
         .chain(trajectory.mcp_calls.iter().filter(|c| !c.is_error).map(|c| (&c.result, &c.tool)));
     for (reply, about) in replies {
         let key = words(about);
+        // A JSON result (a tool's): its leaf values, each named by its field.
+        if let Ok(json) = serde_json::from_str::<Value>(reply.trim_start_matches("error: "))
+            && (json.is_object() || json.is_array())
+        {
+            json_leaves(&json, &key, &mut out);
+            continue;
+        }
         for q in quoted(reply) {
             push(&mut out, q, key.clone());
         }
@@ -196,7 +210,118 @@ pub fn dynamic_candidates(trajectory: &Trajectory) -> Vec<TextCandidate> {
             push(&mut out, reply.trim_end_matches('.').to_string(), key.clone());
         }
     }
+    let earlier = trajectory.screens.len().saturating_sub(1);
+    for c in screen_candidates(&trajectory.screens[..earlier], goal) {
+        if !goal.candidates.iter().any(|g| g.text == c.text) {
+            push(&mut out, c.text, c.key);
+        }
+    }
     out
+}
+
+/// The scalar values of a JSON document (strings of at most 200 characters, numbers), each
+/// named by its field's words and `key`, in document order.
+fn json_leaves(value: &Value, key: &[String], out: &mut Vec<TextCandidate>) {
+    let mut stack: Vec<(&Value, Vec<String>)> = vec![(value, key.to_vec())];
+    while let Some((v, k)) = stack.pop() {
+        match v {
+            Value::Object(fields) => {
+                for (name, child) in fields.iter().rev() {
+                    let mut k = k.clone();
+                    k.extend(name_words(name));
+                    stack.push((child, k));
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter().rev().map(|i| (i, k.clone()))),
+            Value::String(s) => push(out, s.clone(), k),
+            Value::Number(n) => push(out, n.to_string(), k),
+            _ => {}
+        }
+    }
+}
+
+/// Screen texts offered for typing at most (the most relevant first).
+pub const MAX_SCREEN_CANDIDATES: usize = 6;
+
+/// Texts read on `screens` (earlier screens on the path) that an agent could type elsewhere,
+/// from texts next to the goal's words (a small row, card or labelled value whose texts share a
+/// word with the goal): the text when it is short and has digits (a phone number, a code), its
+/// words with digits or `@`, and the capitalised words (a name) of a text that itself has a goal
+/// word. Each is named by the words of the texts around it (the label), to match a field's id or
+/// hint.
+/// Ranked: texts with digits first, then the screens' order, at most
+/// [`MAX_SCREEN_CANDIDATES`].
+pub fn screen_candidates(screens: &[phonebench_env::ScreenRecord], goal: &GoalWords) -> Vec<TextCandidate> {
+    let mut with_digits = Vec::new();
+    let mut other = Vec::new();
+    let mut visited: BTreeSet<&str> = BTreeSet::new();
+    for screen in screens {
+        let tree = &screen.tree;
+        for (id, node) in tree.iter() {
+            let kind = tree.window(tree.window_of(id)).kind;
+            if matches!(
+                kind,
+                phonebench_uitree::WindowKind::InputMethod | phonebench_uitree::WindowKind::SystemUi
+            ) || node.text.trim().is_empty()
+                || node.editable.unwrap_or(false)
+                || !visited.insert(node.text.as_str())
+            {
+                continue;
+            }
+            // The texts around it: its parent's subtree (a row, a card, a label and its value),
+            // when that is small; else the text alone.
+            let around = tree.parent(id).filter(|&p| tree.dfs(p).len() <= 12).unwrap_or(id);
+            let mut context: Vec<String> = Vec::new();
+            for n in tree.dfs(around).take(40) {
+                context.extend(words(&tree.node(n).text));
+                context.extend(words(&tree.node(n).content_desc));
+            }
+            if !goal.matches(&context) {
+                continue;
+            }
+            let text = node.text.trim();
+            let own = words(text);
+            let key: Vec<String> = context.iter().filter(|w| !own.contains(w)).cloned().collect();
+            let mut add = |t: &str, digits: bool| {
+                let t = t.trim().trim_end_matches(['.', '!', '?', ',', ';', ':']);
+                if t.chars().count() < 2 || goal.words.contains(&t.to_lowercase()) {
+                    return;
+                }
+                let c = TextCandidate { text: t.to_string(), key: key.clone() };
+                let list = if digits { &mut with_digits } else { &mut other };
+                if !list.iter().any(|x: &TextCandidate| x.text == c.text) {
+                    list.push(c);
+                }
+            };
+            let digits = |t: &str| t.chars().filter(char::is_ascii_digit).count() >= 3;
+            // A number, a code, a phone number: the whole text when short, and its words.
+            if digits(text) && text.chars().count() <= 40 {
+                add(text, true);
+            }
+            for w in text.split_whitespace() {
+                let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+                if digits(w) || w.contains('@') {
+                    add(w, true);
+                }
+            }
+            // A name in a text that itself has a goal word ("This is Riley, the dog walker").
+            if goal.matches(&own) {
+                for w in text.split_whitespace().skip(1).take(30) {
+                    let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+                    if w.chars().count() >= 3
+                        && w.chars().next().is_some_and(char::is_uppercase)
+                        && w.chars().skip(1).all(char::is_lowercase)
+                        && !STOP_WORDS.contains(&w.to_lowercase().as_str())
+                    {
+                        add(w, false);
+                    }
+                }
+            }
+        }
+    }
+    with_digits.extend(other);
+    with_digits.truncate(MAX_SCREEN_CANDIDATES);
+    with_digits
 }
 
 #[cfg(test)]
