@@ -173,8 +173,16 @@ impl TableLog {
             AuthAction::DropView { view_name } | AuthAction::DropTempView { view_name } => Some(*view_name),
             _ => None,
         };
-        if let Some(name) = drops {
-            *self.dropped.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(name.to_string());
+        // SQLite asks about the dropped table's delete right after the drop itself: any other
+        // request in between ends the mark, so a drop that stopped early (or was refused) cannot
+        // let a later `DELETE FROM` of the same name skip the row-by-row count.
+        match (drops, action) {
+            (Some(name), _) => {
+                *self.dropped.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                    Some(name.to_string());
+            }
+            (None, AuthAction::Delete { .. }) => {}
+            (None, _) => *self.dropped.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None,
         }
         if !self.recording.load(Ordering::Relaxed) {
             return;
