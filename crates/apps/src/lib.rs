@@ -30,7 +30,7 @@ pub use actions::{
 };
 pub use error::LoadError;
 pub use manifest::{IntentFilter, Manifest, ScreenSpec, SearchSpec, SystemSettings};
-pub use templates::{DATA_KEY, DataSource, RenderData};
+pub use templates::{DATA_KEY, DataSource, RenderData, RowHeights, WindowSlice};
 
 /// The virtual clock's start: 2026-03-02 09:00:00 UTC, a Monday morning (ms since the epoch).
 pub const CLOCK_START_MS: i64 = 1_772_442_000_000;

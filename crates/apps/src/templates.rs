@@ -18,55 +18,168 @@ pub trait DataSource: Send + Sync + fmt::Debug {
     fn query(&self, app: Option<&str>, sql: &str, params: &[(String, Value)]) -> Result<Vec<Value>, String>;
     /// Hits of a content index: the stored document plus `score`.
     fn search(&self, index: &str, text: &str, limit: usize) -> Result<Vec<Value>, String>;
-    /// Which of a list's rows to render (`first..last`): the template function `window` asks
-    /// for a list of `rows` rows, each `row_height` dp high with `gap` dp between rows, starting
-    /// `before` dp into the scroll container `list`. A source that does not know where the
-    /// container is scrolled renders every row.
-    fn window(&self, list: &str, rows: usize, row_height: f64, gap: f64, before: f64) -> (usize, usize) {
-        let _ = (list, row_height, gap, before);
-        (0, rows)
+    /// Which of a list's rows to render, and the dp that the skipped rows above and below take
+    /// (see [`WindowSlice`]): the template function `window` asks for a list whose rows are
+    /// `heights` high with `gap` dp between rows, starting `before` dp into the scroll container
+    /// `list`. A source that does not know where the container is scrolled renders every row.
+    fn window(&self, list: &str, heights: &RowHeights, gap: f64, before: f64) -> WindowSlice {
+        let _ = (list, gap, before);
+        WindowSlice { first: 0, last: heights.len(), above: 0.0, below: 0.0 }
     }
+    /// Pixels per dp of the display the screen renders for (`text_height` rounds a text's
+    /// height up to whole pixels, as the layout does). 1 when unknown.
+    fn density(&self) -> f32 {
+        1.0
+    }
+}
+
+/// The heights of a `window` list's rows, in dp.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowHeights {
+    /// `rows` rows, each this high.
+    Uniform {
+        /// Rows in the list.
+        rows: usize,
+        /// Each row's height, dp.
+        height: f64,
+    },
+    /// Each row's own height.
+    PerRow(Vec<f64>),
+}
+
+impl RowHeights {
+    /// Rows in the list.
+    pub fn len(&self) -> usize {
+        match self {
+            RowHeights::Uniform { rows, .. } => *rows,
+            RowHeights::PerRow(h) => h.len(),
+        }
+    }
+
+    /// Whether the list has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row `i`'s height, dp.
+    pub fn get(&self, i: usize) -> f64 {
+        match self {
+            RowHeights::Uniform { height, .. } => *height,
+            RowHeights::PerRow(h) => h.get(i).copied().unwrap_or(0.0),
+        }
+    }
+}
+
+/// What a `window` renders: rows `first..last`, and the dp the skipped rows take above and
+/// below them (0 when none is skipped on that side) for `<Gap>`s to stand in for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowSlice {
+    /// The first row rendered.
+    pub first: usize,
+    /// One past the last row rendered.
+    pub last: usize,
+    /// dp of the rows skipped above (and the gaps between them).
+    pub above: f64,
+    /// dp of the rows skipped below.
+    pub below: f64,
 }
 
 /// The most dp a `window` row or gap may be: far beyond any screen, small enough that row
 /// counts times it stay exact in an `f64`.
 const MAX_WINDOW_DP: f64 = 100_000.0;
 
+/// The most rows a `window` list may have.
+const MAX_WINDOW_ROWS: usize = 100_000;
+
+fn window_error(message: String) -> Error {
+    Error::new(ErrorKind::InvalidOperation, message)
+}
+
 /// `window(rows, list, height, gap=0, before=0)`: the rows of `rows` a virtualised list renders
 /// now (see [`DataSource::window`]), with the heights of the skipped rows above and below so a
 /// `<Gap>` can stand in for them: `{rows, first, above, below}` (`above` / `below` are 0 when no
-/// row is skipped on that side).
-fn window(state: &State, rows: Value, list: String, height: f64, kwargs: Kwargs) -> Result<Value, Error> {
+/// row is skipped on that side). `height` is every row's height in dp (a number), the name of a
+/// column of `rows` holding each row's height, or a list with each row's height.
+fn window(state: &State, rows: Value, list: String, height: Value, kwargs: Kwargs) -> Result<Value, Error> {
     let gap: Option<f64> = kwargs.get("gap")?;
     let before: Option<f64> = kwargs.get("before")?;
     kwargs.assert_all_used()?;
     let (gap, before) = (gap.unwrap_or(0.0), before.unwrap_or(0.0));
     let bad = |what: &str, v: f64, min: f64| {
         (!v.is_finite() || v < min || v > MAX_WINDOW_DP).then(|| {
-            Error::new(
-                ErrorKind::InvalidOperation,
-                format!("window: `{what}` must be a number of dp from {min} to {MAX_WINDOW_DP}, not {v}"),
-            )
+            window_error(format!(
+                "window: `{what}` must be a number of dp from {min} to {MAX_WINDOW_DP}, not {v}"
+            ))
         })
     };
-    if let Some(e) = bad("height", height, 1.0).or(bad("gap", gap, 0.0)).or(bad("before", before, 0.0)) {
+    if let Some(e) = bad("gap", gap, 0.0).or(bad("before", before, 0.0)) {
         return Err(e);
     }
-    let n = rows.len().ok_or_else(|| {
-        Error::new(ErrorKind::InvalidOperation, "window: `rows` must be a list (of query rows)")
-    })?;
-    let (first, last) = data_source(state)?.window(&list, n, height, gap, before);
-    let (first, last) = (first.min(n), last.min(n).max(first.min(n)));
+    let n = rows.len().ok_or_else(|| window_error("window: `rows` must be a list (of query rows)".into()))?;
+    if n > MAX_WINDOW_ROWS {
+        return Err(window_error(format!("window: at most {MAX_WINDOW_ROWS} rows, not {n}")));
+    }
+    let number = |v: &Value, what: &str| -> Result<f64, Error> {
+        let h = f64::try_from(v.clone())
+            .map_err(|_| window_error(format!("window: {what} must be a number of dp, not `{v}`")))?;
+        match bad("height", h, 1.0) {
+            Some(e) => Err(e),
+            None => Ok(h),
+        }
+    };
+    let heights = if let Some(column) = height.as_str() {
+        let mut per_row = Vec::with_capacity(n);
+        for i in 0..n {
+            let row = rows.get_item_by_index(i)?;
+            let h = row.get_attr(column)?;
+            per_row.push(number(&h, &format!("row {i}'s `{column}`"))?);
+        }
+        RowHeights::PerRow(per_row)
+    } else if let Ok(h) = f64::try_from(height.clone()) {
+        RowHeights::Uniform { rows: n, height: number(&Value::from(h), "`height`")? }
+    } else {
+        let per_row = height
+            .try_iter()
+            .map_err(|_| {
+                window_error(format!(
+                    "window: `height` must be a number of dp, a column name or a list of heights, not `{height}`"
+                ))
+            })?
+            .enumerate()
+            .map(|(i, h)| number(&h, &format!("height {i}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        if per_row.len() != n {
+            return Err(window_error(format!("window: {} heights for {n} rows", per_row.len())));
+        }
+        RowHeights::PerRow(per_row)
+    };
+    let slice = data_source(state)?.window(&list, &heights, gap, before);
+    let first = slice.first.min(n);
+    let last = slice.last.min(n).max(first);
     let shown = (first..last).map(|i| rows.get_item_by_index(i)).collect::<Result<Vec<_>, _>>()?;
-    // A skipped run of k rows is k rows and the k - 1 gaps between them; the container's gap
-    // on each side of the `<Gap>` that stands in for it makes up the rest.
-    let span = |k: usize| if k == 0 { 0.0 } else { k as f64 * (height + gap) - gap };
     Ok(Value::from_pairs([
         ("rows", Value::from(shown)),
         ("first", Value::from(first)),
-        ("above", Value::from(span(first))),
-        ("below", Value::from(span(n - last))),
+        ("above", Value::from(if first == 0 { 0.0 } else { slice.above })),
+        ("below", Value::from(if last == n { 0.0 } else { slice.below })),
     ]))
+}
+
+/// `text_height(size, lines=1)`: the dp a text of `lines` lines at `size` sp takes in the
+/// layout (its line height, 1.2 × its size, times its lines, rounded up to whole pixels at the
+/// display's density), for the row heights of a `window` list.
+fn text_height(state: &State, size: f64, lines: Option<u32>, kwargs: Kwargs) -> Result<Value, Error> {
+    let named: Option<u32> = kwargs.get("lines")?;
+    kwargs.assert_all_used()?;
+    let lines = lines.or(named);
+    if !size.is_finite() || !(1.0..=1000.0).contains(&size) {
+        return Err(window_error(format!("text_height: `size` must be from 1 to 1000 sp, not {size}")));
+    }
+    let lines = lines.unwrap_or(1).clamp(1, 1000);
+    let d = data_source(state)?.density();
+    // As `phonebench_text` measures (in f32) and the layout rounds up.
+    let px = (lines as f32 * ((size as f32 * d) * 1.2f32)).ceil();
+    Ok(Value::from(f64::from(px) / f64::from(d)))
 }
 
 /// The context entry through which template functions reach the [`DataSource`].
@@ -225,6 +338,7 @@ pub fn new_environment() -> Environment<'static> {
     env.set_fuel(Some(SCREEN_FUEL));
     bounded_join(&mut env);
     env.add_function("window", window);
+    env.add_function("text_height", text_height);
     env.add_function("query", |state: &State, sql: String, kwargs: Kwargs| -> Result<Value, Error> {
         Ok(Value::from(query_rows(state, None, &sql, &kwargs)?))
     });
@@ -480,6 +594,43 @@ mod data_tests {
         fn search(&self, _: &str, _: &str, _: usize) -> Result<Vec<Value>, String> {
             Ok(Vec::new())
         }
+    }
+
+    fn render(source: &str) -> Result<String, Error> {
+        let mut env = new_environment();
+        env.add_template_owned("s.xml", source.to_string()).unwrap();
+        let ctx = Value::from_pairs([(DATA_KEY, Value::from_object(RenderData(Arc::new(Fixed))))]);
+        env.get_template("s.xml").unwrap().render(ctx)
+    }
+
+    #[test]
+    fn window_takes_one_height_a_column_of_heights_or_a_list_of_them() {
+        let rows = "[{'h': 10}, {'h': 20.5}, {'h': 30}]";
+        for height in ["48", "'h'", "[1, 2, 3]", "[10, 20] + [30]"] {
+            let out = render(&format!(
+                "{{% set w = window({rows}, 'list', {height}) %}}{{{{ w.first }}}} {{{{ w.rows | length }}}} {{{{ w.above }}}} {{{{ w.below }}}}"
+            ))
+            .unwrap();
+            assert_eq!(out, "0 3 0.0 0.0", "{height}");
+        }
+        for (height, error) in [
+            ("'x'", "window"),
+            ("[1, 2]", "2 heights for 3 rows"),
+            ("0", "height"),
+            ("[1, 'a', 3]", "height 1"),
+            ("'h', gap=-1", "gap"),
+        ] {
+            let e = render(&format!("{{% set w = window({rows}, 'list', {height}) %}}")).unwrap_err();
+            assert!(format!("{e:#}").contains(error), "{height}: {e:#}");
+        }
+    }
+
+    #[test]
+    fn text_height_rounds_a_text_up_to_whole_pixels() {
+        // The fixed source's density is 1: 16 sp at 1.2 is 19.2 px, 20 once rounded up.
+        assert_eq!(render("{{ text_height(16) }}").unwrap(), "20.0");
+        assert_eq!(render("{{ text_height(14, lines=2) }}").unwrap(), "34.0");
+        assert!(render("{{ text_height(0) }}").is_err());
     }
 
     #[test]

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use minijinja::Value;
 use minijinja::value::{Serde, ValueKind};
-use phonebench_apps::DataSource;
 use phonebench_apps::sandbox::{self, Budget};
+use phonebench_apps::{DataSource, RowHeights, WindowSlice};
 use phonebench_search::ContentIndex;
 use rusqlite::Connection;
 use rusqlite::types::{Value as SqlValue, ValueRef};
@@ -376,6 +376,8 @@ pub struct ScreenData {
     /// The last render's `window` calls and rows (a window that still holds what can show is
     /// kept, so a data change or a small scroll does not move it).
     pub kept_windows: Windows,
+    /// px per dp of the display (what `text_height` rounds to).
+    pub density: f32,
 }
 
 impl ScreenData {
@@ -392,6 +394,7 @@ impl ScreenData {
             scrolled: None,
             windows: Mutex::default(),
             kept_windows: Vec::new(),
+            density: 1.0,
         }
     }
 }
@@ -407,19 +410,22 @@ pub struct Scrolled {
     pub viewport_dp: f64,
 }
 
-/// One call of the template function `window`: a list of `rows` rows of `row_height` dp with
-/// `gap` dp between them, `before` dp into the scroll container `list`.
+/// One call of the template function `window`: a list of rows of the given heights with `gap`
+/// dp between them, `before` dp into the scroll container `list`, measured in px at the
+/// display's density (`tops` are whole multiples of 1/64 px, as every length the layout sums is
+/// at the densities phones have, so they add up exactly).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WindowCall {
     /// The scroll container's id.
     pub list: String,
     /// Rows in the whole list.
     pub rows: usize,
-    /// Each row's height, dp.
-    pub row_height: f64,
-    /// Space between rows, dp.
+    /// Where each row starts, px from the first row's top, and (last) where the list ends
+    /// with one more gap: `rows + 1` entries. Empty when the screen's scroll is not known.
+    pub tops: Arc<[f64]>,
+    /// Space between rows, px.
     pub gap: f64,
-    /// Where the first row starts in the container's content, dp.
+    /// Where the first row starts in the container's content, px.
     pub before: f64,
 }
 
@@ -434,18 +440,83 @@ pub type RowRange = (usize, usize);
 /// A render's `window` calls, in order, each with the rows it rendered.
 pub type Windows = Vec<(WindowCall, RowRange)>;
 
+/// `dp` in px at `density`, to the nearest 1/64 px.
+fn exact_px(dp: f64, density: f64) -> f64 {
+    (dp * density * 64.0).round() / 64.0
+}
+
+/// The dp a `<Gap>` is given so that the layout, which reads it as an `f32` and multiplies it
+/// by the density in `f32`, makes `px` of it (the rows it stands for, summed exactly): the
+/// smallest `f32` whose product is at least `px`. That product is `px` itself when an `f32`
+/// gives it; else it is over by a fraction of an `f32` step, far below the 1/64 px that lengths
+/// come in, and the layout's rounding to whole pixels (half away from zero) places everything
+/// after the gap as it would place it after the rows.
+fn gap_dp(px: f64, density: f32) -> f64 {
+    let target = px as f32;
+    if !(target > 0.0 && density > 0.0 && target.is_finite()) {
+        return 0.0;
+    }
+    let mut v = (px / f64::from(density)) as f32;
+    for _ in 0..16 {
+        if v * density >= target {
+            break;
+        }
+        v = f32::from_bits(v.to_bits() + 1);
+    }
+    for _ in 0..16 {
+        let lower = f32::from_bits(v.to_bits() - 1);
+        if lower * density < target {
+            break;
+        }
+        v = lower;
+    }
+    f64::from(v)
+}
+
 impl WindowCall {
+    /// A call for rows of `heights` at `density` (px per dp).
+    fn new(list: &str, heights: &RowHeights, gap: f64, before: f64, density: f64) -> Self {
+        let n = heights.len();
+        let gap_px = exact_px(gap, density);
+        let mut tops = Vec::with_capacity(n + 1);
+        let mut top = 0.0;
+        tops.push(top);
+        for i in 0..n {
+            top += exact_px(heights.get(i), density) + gap_px;
+            tops.push(top);
+        }
+        WindowCall {
+            list: list.to_string(),
+            rows: n,
+            tops: tops.into(),
+            gap: gap_px,
+            before: exact_px(before, density),
+        }
+    }
+
+    /// px of rows `from..to` and the gaps between them (0 for none).
+    fn span(&self, from: usize, to: usize) -> f64 {
+        if to <= from || self.tops.len() <= to {
+            return 0.0;
+        }
+        self.tops[to] - self.tops[from] - self.gap
+    }
+
     /// The rows that can show (`top..bottom`) with the container scrolled as `scrolled` says,
     /// the viewport taken as large as the app's part of the screen.
     fn visible(&self, scrolled: &Scrolled) -> RowRange {
-        let pitch = self.row_height + self.gap;
-        let total = self.before + self.rows as f64 * pitch;
-        let offset =
-            scrolled.offsets.get(&self.list).copied().unwrap_or(0.0) as f64 / scrolled.density as f64;
-        let offset = offset.clamp(0.0, (total - scrolled.viewport_dp).max(0.0));
-        let top = ((offset - self.before) / pitch).floor().max(0.0) as usize;
-        let bottom = ((offset + scrolled.viewport_dp - self.before) / pitch).ceil().max(0.0) as usize;
-        (top.min(self.rows), bottom.min(self.rows))
+        if self.tops.len() != self.rows + 1 {
+            return (0, self.rows);
+        }
+        let viewport = scrolled.viewport_dp * f64::from(scrolled.density);
+        let total = self.before + self.tops[self.rows];
+        let offset = f64::from(scrolled.offsets.get(&self.list).copied().unwrap_or(0.0));
+        let offset = offset.clamp(0.0, (total - viewport).max(0.0)) - self.before;
+        // The first row whose end (with its gap) is below the top edge, and the rows that start
+        // above the bottom edge.
+        let top = self.tops[1..].partition_point(|&end| end <= offset);
+        let bottom = self.tops[..self.rows].partition_point(|&start| start < offset + viewport);
+        (top.min(self.rows), bottom.max(top).min(self.rows))
     }
 
     /// The rows to render: `kept` (the last render's rows for this list) while it still holds
@@ -489,14 +560,35 @@ impl DataSource for ScreenData {
         Ok(rows)
     }
 
-    fn window(&self, list: &str, rows: usize, row_height: f64, gap: f64, before: f64) -> (usize, usize) {
-        let call = WindowCall { list: list.to_string(), rows, row_height, gap, before };
-        let Ok(mut windows) = self.windows.lock() else { return (0, rows) };
+    fn window(&self, list: &str, heights: &RowHeights, gap: f64, before: f64) -> WindowSlice {
+        let rows = heights.len();
+        let whole = WindowSlice { first: 0, last: rows, above: 0.0, below: 0.0 };
+        let Some(scrolled) = self.scrolled.as_ref() else {
+            // Every row is rendered; the call is kept so a later render knows the list.
+            if let Ok(mut windows) = self.windows.lock() {
+                let call = WindowCall { list: list.to_string(), rows, tops: Arc::new([]), gap, before };
+                windows.push((call, (0, rows)));
+            }
+            return whole;
+        };
+        let density = scrolled.density;
+        let call = WindowCall::new(list, heights, gap, before, f64::from(density));
+        let Ok(mut windows) = self.windows.lock() else { return whole };
         // The same call of the last render (by position among the calls, and list).
         let kept = self.kept_windows.get(windows.len()).filter(|(c, _)| c.list == call.list).map(|(_, r)| *r);
-        let range = self.scrolled.as_ref().map_or((0, rows), |scrolled| call.range(scrolled, kept));
-        windows.push((call, range));
-        range
+        let (first, last) = call.range(scrolled, kept);
+        let slice = WindowSlice {
+            first,
+            last,
+            above: gap_dp(call.span(0, first), density),
+            below: gap_dp(call.span(last, rows), density),
+        };
+        windows.push((call, (first, last)));
+        slice
+    }
+
+    fn density(&self) -> f32 {
+        self.density
     }
 
     fn search(&self, index: &str, text: &str, limit: usize) -> Result<Vec<Value>, String> {
@@ -539,6 +631,65 @@ mod tests {
         assert!(e.contains("changes state"), "{e}");
         let e = query_rows(&conn, "SELECT :b", &lookup).unwrap_err();
         assert!(e.contains(":b"), "{e}");
+    }
+
+    #[test]
+    fn a_gap_makes_exactly_the_px_of_the_rows_it_stands_for() {
+        // The layout reads a `<Gap>`'s dp as an f32 and multiplies it by the density in f32.
+        let (mut exact, mut all) = (0, 0);
+        for dpi in [120u32, 160, 240, 320, 400, 420, 440, 480, 560, 640] {
+            let density = dpi as f32 / 160.0;
+            for k in 1..2000u32 {
+                // Sums of rows with text rounded up to whole px and dp paddings.
+                let px = exact_px(f64::from(k) * 7.25, f64::from(density)) + f64::from(k % 7);
+                let made = f64::from((gap_dp(px, density) as f32) * density);
+                assert!(made >= px && made - px < 1.0 / 256.0, "{dpi} dpi, {px} px: {made}");
+                exact += usize::from(made == px);
+                all += 1;
+            }
+        }
+        assert!(exact * 10 > all * 9, "mostly exact: {exact} of {all}");
+        // Whole dp at the common densities: always exact.
+        for density in [2.0f32, 2.625, 3.0, 3.5] {
+            for dp in 1..5000u32 {
+                let px = f64::from(dp) * f64::from(density);
+                assert_eq!(f64::from((gap_dp(px, density) as f32) * density), px, "{density}, {dp} dp");
+            }
+        }
+    }
+
+    fn scrolled_at(offset_px: f32, density: f32, viewport_dp: f64) -> Scrolled {
+        Scrolled { offsets: [("list".to_string(), offset_px)].into(), density, viewport_dp }
+    }
+
+    #[test]
+    fn rows_of_their_own_heights_are_found_where_the_list_is_scrolled() {
+        // Ten 100 dp headers, each followed by nine 50 dp rows; 4 dp between rows.
+        let heights: Vec<f64> = (0..100).map(|i| if i % 10 == 0 { 100.0 } else { 50.0 }).collect();
+        let call = WindowCall::new("list", &RowHeights::PerRow(heights.clone()), 4.0, 20.0, 2.0);
+        assert_eq!(call.tops.len(), 101);
+        assert_eq!(call.span(0, 2), 2.0 * (100.0 + 4.0 + 50.0));
+        assert_eq!(call.span(3, 3), 0.0);
+        // A 300 dp viewport at the top shows rows 0..4 (20 + 104 + 3 * 54 = 286 < 300 < 340).
+        assert_eq!(call.visible(&scrolled_at(0.0, 2.0, 300.0)), (0, 5));
+        // Scrolled to the 12th row's top (20 + 2 * 104 + 9 * 54 + 54 = 768 dp): rows 12 and on.
+        let top12 = 20.0 + 2.0 * 104.0 + 10.0 * 54.0;
+        let (top, bottom) = call.visible(&scrolled_at((top12 * 2.0) as f32, 2.0, 300.0));
+        assert_eq!(top, 12);
+        assert!(bottom > top && bottom <= 18, "{bottom}");
+        // The window keeps a margin of rows on each side, and holds while they cover the view.
+        let range = call.range(&scrolled_at((top12 * 2.0) as f32, 2.0, 300.0), None);
+        assert_eq!(range, (2, bottom + WINDOW_MARGIN_ROWS));
+        assert_eq!(call.range(&scrolled_at((top12 * 2.0 + 40.0) as f32, 2.0, 300.0), Some(range)), range);
+        // Past the end, the last rows.
+        let (top, bottom) = call.visible(&scrolled_at(1e9, 2.0, 300.0));
+        assert_eq!(bottom, 100);
+        assert!(top > 90, "{top}");
+        // Uniform heights give the same rows as the same heights listed.
+        let uniform =
+            WindowCall::new("list", &RowHeights::Uniform { rows: 100, height: 50.0 }, 0.0, 0.0, 2.625);
+        let listed = WindowCall::new("list", &RowHeights::PerRow(vec![50.0; 100]), 0.0, 0.0, 2.625);
+        assert_eq!(uniform, listed);
     }
 
     /// An app database as the phone makes one: sandboxed, with a pristine snapshot.

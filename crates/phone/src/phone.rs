@@ -147,8 +147,8 @@ pub(crate) struct AppRuntime {
     pub package: Arc<AppPackage>,
     pub db: SharedDb,
     pub stack: Vec<Frame>,
-    /// The last rendered and laid-out top screen, reused while nothing it depends on changed.
-    pub cache: Option<crate::render::ScreenCache>,
+    /// Its last rendered and laid-out screens, each reused while nothing it depends on changed.
+    pub renders: crate::render::Renders,
     /// The app that brought this one to front with `open_app` (no screen): back at the root
     /// returns there, as Android returns to the previous task.
     pub return_to: Option<usize>,
@@ -246,6 +246,8 @@ pub struct Phone {
     /// The dark-theme setting as of a data version (a query on the Settings database, asked for
     /// every screen picture; the answer only changes with the data).
     theme_cache: Option<(u64, bool)>,
+    /// The last layouts of the status bar, navigation bar, keyboard and shade.
+    pub(crate) system_layouts: crate::render::SystemLayouts,
     /// The optional wall-clock deadline every app connection's statements check (`--timeout`).
     deadline: phonebench_apps::sandbox::Deadline,
     /// Scheduled app actions and notifications (`timeline.rs`).
@@ -320,7 +322,7 @@ impl Phone {
                 package: package.clone(),
                 db,
                 stack: Vec::new(),
-                cache: None,
+                renders: Default::default(),
                 return_to: None,
                 assets: Arc::new(BTreeMap::new()),
             });
@@ -356,6 +358,7 @@ impl Phone {
             last_observation: None,
             data_version: 0,
             theme_cache: None,
+            system_layouts: Default::default(),
             deadline,
             timeline: crate::timeline::Timeline::default(),
             shade: false,
@@ -424,7 +427,7 @@ impl Phone {
             // Renders and the theme are for the display they were made on.
             self.theme_cache = None;
             for app in &mut self.apps {
-                app.cache = None;
+                app.renders.clear();
             }
         }
         self.config = config;
@@ -499,9 +502,10 @@ impl Phone {
     /// tests use it to check exactly that.
     pub fn forget_renders(&mut self) {
         for app in &mut self.apps {
-            app.cache = None;
+            app.renders.clear();
             app.db.forget_results();
         }
+        self.system_layouts = Default::default();
         self.screen = None;
     }
 
@@ -712,7 +716,7 @@ impl Phone {
         let index = self.find_app(app).ok_or_else(|| self.unknown_app(app))?;
         let runtime = &mut self.apps[index];
         runtime.stack.clear();
-        runtime.cache = None;
+        runtime.renders.clear();
         runtime.return_to = None;
         if self.foreground == Foreground::App(index) {
             self.home();
@@ -733,7 +737,7 @@ impl Phone {
             .db
             .restore(&runtime.package.snapshot)
             .map_err(|message| PhoneError::App { app: id, message })?;
-        runtime.cache = None;
+        runtime.renders.clear();
         self.data_version += 1;
         self.screen = None;
         Ok(())
@@ -1710,7 +1714,7 @@ impl Phone {
                 self.disturber.banner = false;
                 // The app's screen gets the banner's room back: laid out anew.
                 for app in &mut self.apps {
-                    app.cache = None;
+                    app.renders.clear();
                 }
             }
             B::Ad => outcome.notes.push("the ad would open a web page; nothing happens here".into()),
@@ -1784,7 +1788,7 @@ impl Phone {
     fn close_app(&mut self, app: usize) {
         if let Some(runtime) = self.apps.get_mut(app) {
             runtime.stack.clear();
-            runtime.cache = None;
+            runtime.renders.clear();
             runtime.return_to = None;
         }
         self.home();

@@ -112,6 +112,57 @@ pub(crate) struct ScreenCache {
     windows: Windows,
 }
 
+/// How many renders of its screens an app keeps (the most recent first): going back to a
+/// screen, or to one shown a few steps ago, reuses its render when nothing it depends on
+/// changed, as Android keeps the views of the activities on the back stack.
+const RENDERS_KEPT: usize = 4;
+
+/// An app's kept renders ([`ScreenCache`]), the most recent first, at most [`RENDERS_KEPT`].
+#[derive(Debug, Default)]
+pub(crate) struct Renders(Vec<ScreenCache>);
+
+impl Renders {
+    /// Forgets every kept render.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// Keeps `render` as the most recent, forgetting the oldest beyond [`RENDERS_KEPT`].
+    fn keep(&mut self, render: ScreenCache) {
+        self.0.insert(0, render);
+        self.0.truncate(RENDERS_KEPT);
+    }
+}
+
+/// How many layouts of system views [`SystemLayouts`] keeps: the status bar, the navigation
+/// bar, a keyboard layer or two and the shade.
+const SYSTEM_LAYOUTS_KEPT: usize = 8;
+
+/// The last layouts of the system's views (status bar, navigation bar, keyboard, shade), each
+/// with the view, area and density it was made for: the same view in the same area lays out the
+/// same, and most steps change none of them (the clock moves once a minute).
+#[derive(Debug, Default)]
+pub(crate) struct SystemLayouts(Vec<(View, Rect, f32, crate::layout::Boxes)>);
+
+impl SystemLayouts {
+    /// `view` laid out to fill `area`: a kept layout when one was made for an equal view, area
+    /// and density, else a new one (then kept, the oldest forgotten beyond
+    /// [`SYSTEM_LAYOUTS_KEPT`]).
+    fn layout<'a>(&mut self, view: &'a View, area: Rect, density: f32) -> Result<LaidOut<'a>, String> {
+        let found = self.0.iter().position(|(v, a, d, _)| *a == area && *d == density && v == view);
+        if let Some(j) = found {
+            let kept = self.0.remove(j);
+            let laid = LaidOut::from_boxes(view, &kept.3);
+            self.0.insert(0, kept);
+            return Ok(laid);
+        }
+        let laid = layout(view, area, true, density)?;
+        self.0.insert(0, (view.clone(), area, density, laid.boxes()));
+        self.0.truncate(SYSTEM_LAYOUTS_KEPT);
+        Ok(laid)
+    }
+}
+
 /// What one render of an app's screen made: the views to lay out, the markup, the views as
 /// parsed from it and the template's `window` calls (see [`ScreenCache`]).
 struct Rendered {
@@ -199,18 +250,25 @@ impl Phone {
                 let (depth, screen) = self.top_screen(i);
                 let rotation = self.disturber.rotation_on((i, depth, screen));
                 let screen = screen.to_owned();
-                let calls = self.apps[i].cache.as_ref().map(|c| c.windows.clone()).unwrap_or_default();
-                let key = self.cache_key(i, &calls);
-                let previous = self.apps[i].cache.take();
-                let view = match previous {
-                    Some(mut c) if rotation.is_none() && Some(&c.key) == key.as_ref() => {
+                // A kept render of this screen whose key is the key now (each computed with
+                // that render's own `window` calls).
+                let hit = rotation.is_none().then(|| {
+                    self.apps[i].renders.0.iter().position(|c| {
+                        c.key.screen == screen && self.cache_key(i, &c.windows).as_ref() == Some(&c.key)
+                    })
+                });
+                let view = match hit.flatten() {
+                    Some(j) => {
+                        let mut c = self.apps[i].renders.0.remove(j);
                         // Moved out, not copied: the cache gets the view back below.
                         let view = std::mem::replace(&mut c.view, View::new("", Kind::Group));
                         cached = Some(c);
                         view
                     }
-                    previous => {
-                        stale = previous.filter(|c| c.key.screen == screen);
+                    None => {
+                        let renders = &mut self.apps[i].renders.0;
+                        stale =
+                            renders.iter().position(|c| c.key.screen == screen).map(|j| renders.remove(j));
                         let result = self.render_app(i, stale.as_mut());
                         match result {
                             Ok(Rendered { mut view, xml, parsed, windows }) => {
@@ -443,7 +501,7 @@ impl Phone {
                 kind: WindowKind::SystemUi,
                 layer: 25,
                 package: SYSTEMUI.to_string(),
-                laid: layout(view, area, true, density).map_err(fail)?,
+                laid: self.system_layouts.layout(view, area, density).map_err(fail)?,
                 app_surface: false,
                 scroll: self.shade_scroll.clone(),
                 focused: None,
@@ -456,7 +514,7 @@ impl Phone {
                 kind: WindowKind::InputMethod,
                 layer: 20,
                 package: KEYBOARD.to_string(),
-                laid: layout(view, area, true, density).map_err(fail)?,
+                laid: self.system_layouts.layout(view, area, density).map_err(fail)?,
                 app_surface: false,
                 scroll: BTreeMap::new(),
                 focused: None,
@@ -471,7 +529,7 @@ impl Phone {
                 kind: WindowKind::SystemUi,
                 layer: 30,
                 package: SYSTEMUI.to_string(),
-                laid: layout(view, area, true, density).map_err(fail)?,
+                laid: self.system_layouts.layout(view, area, density).map_err(fail)?,
                 app_surface: false,
                 scroll: BTreeMap::new(),
                 focused: None,
@@ -504,8 +562,15 @@ impl Phone {
             if let Some((boxes, kept, xml, parsed, calls)) = parts
                 && let Some(key) = self.cache_key(i, &calls)
             {
-                self.apps[i].cache =
-                    Some(ScreenCache { key, view: main_view, boxes, kept, xml, parsed, windows: calls });
+                self.apps[i].renders.keep(ScreenCache {
+                    key,
+                    view: main_view,
+                    boxes,
+                    kept,
+                    xml,
+                    parsed,
+                    windows: calls,
+                });
             }
         }
         let crash =
@@ -562,7 +627,7 @@ impl Phone {
     /// an app screen not shown yet or one that failed.
     pub fn rendered_views(&self) -> Option<usize> {
         let Foreground::App(i) = self.foreground else { return None };
-        let cache = self.apps[i].cache.as_ref()?;
+        let cache = self.apps[i].renders.0.first()?;
         let mut count = 0;
         let mut stack = vec![&cache.parsed.root];
         while let Some(view) = stack.pop() {
@@ -669,6 +734,7 @@ impl Phone {
                     .collect();
                 let mut data = ScreenData::new(self.apps[i].db.clone(), reads, package.indexes.clone());
                 data.scrolled = self.scrolled(i);
+                data.density = self.config.display.density();
                 data.kept_windows = calls.clone();
                 let data = Arc::new(data);
                 let ctx = Value::from_pairs([

@@ -169,7 +169,7 @@ impl Phone {
             app.return_to = state.return_to;
             // Why: a kept render's key does not name everything a restore changes back (the
             // layout store is per thread); rendering afresh is always right.
-            app.cache = None;
+            app.renders.clear();
         }
         self.config = snapshot.config.clone();
         self.clock.store(snapshot.clock_ms, Ordering::Relaxed);

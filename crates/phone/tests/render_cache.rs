@@ -18,12 +18,17 @@ fn kept_renders_equal_fresh_ones_through_random_play() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps");
     let catalog = Catalog::load_dir(&dir).unwrap();
     let apps: Vec<String> = catalog.apps().iter().map(|a| a.manifest.id.clone()).collect();
-    let mut phone = Phone::new(catalog, PhoneConfig::default()).unwrap();
+    // `phone` keeps its renders throughout (so going back finds the screens it kept); `fresh`
+    // plays the same actions and forgets every render before each look.
+    let mut phone = Phone::new(catalog.clone(), PhoneConfig::default()).unwrap();
+    let mut fresh = Phone::new(catalog, PhoneConfig::default()).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(21);
     let mut compared = 0;
     for app in &apps {
-        phone.reset().unwrap();
-        phone.apply(&Action::OpenApp { app: app.clone() }).unwrap();
+        for p in [&mut phone, &mut fresh] {
+            p.reset().unwrap();
+            p.apply(&Action::OpenApp { app: app.clone() }).unwrap();
+        }
         let mut targets = phone.observe(ObservationFormat::SphinxTree).unwrap().targets.len();
         for step in 0..45 {
             let pick =
@@ -45,17 +50,21 @@ fn kept_renders_equal_fresh_ones_through_random_play() {
             };
             // Now and then a reset and the app again: renders and query results kept from
             // before the reset must not leak into what the pristine phone shows.
-            if rng.next_u32().is_multiple_of(15) {
-                phone.reset().unwrap();
-                phone.apply(&Action::OpenApp { app: app.clone() }).unwrap();
+            let reset = rng.next_u32().is_multiple_of(15);
+            for p in [&mut phone, &mut fresh] {
+                if reset {
+                    p.reset().unwrap();
+                    p.apply(&Action::OpenApp { app: app.clone() }).unwrap();
+                }
+                // A rejected action (an index with nothing to do) is fine: the screen is what
+                // counts.
+                let _ = p.apply(&action);
             }
-            // A rejected action (an index with nothing to do) is fine: the screen is what counts.
-            let _ = phone.apply(&action);
             let kept = phonebench_uitree::write_xml(phone.tree().unwrap());
             targets = phone.observe(ObservationFormat::SphinxTree).unwrap().targets.len();
-            phone.forget_renders();
-            let fresh = phonebench_uitree::write_xml(phone.tree().unwrap());
-            assert_eq!(kept, fresh, "{app}, step {step}, after {action:?}");
+            fresh.forget_renders();
+            let from_scratch = phonebench_uitree::write_xml(fresh.tree().unwrap());
+            assert_eq!(kept, from_scratch, "{app}, step {step}, after {action:?}");
             compared += 1;
         }
     }

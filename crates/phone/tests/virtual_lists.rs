@@ -101,6 +101,9 @@ enum Step {
 /// The screens whose long lists are windowed: (app, the way there, what the list is).
 const WINDOWED_SCREENS: &[(&str, &[Step], &str)] = &[
     ("messages", &[], "conversations"),
+    ("email", &[], "inbox"),
+    ("dialer", &[Step::Tap("tab_recents")], "recents (day labels)"),
+    ("dialer", &[Step::Tap("tab_contacts")], "contacts (letter headers)"),
     ("messages", &[Step::Open("search", &[]), Step::Type("e")], "search: messages"),
     ("contacts", &[Step::Open("search", &[]), Step::Type("a")], "search results"),
     ("music", &[Step::Open("search", &[]), Step::Type("e")], "search: songs"),
