@@ -17,7 +17,10 @@
 #   and a venv in tools/py/.venv with the pinned packages of tools/py/requirements.txt: the
 #   official MCP Python SDK (`mcp`, whose client drives `phonebench mcp-server` in the interop
 #   tests) and what the Python package's pytest suite needs (httpx, gymnasium, numpy,
-#   websockets, ray, pytest; crates/cli/tests/python_package.rs runs it against this build).
+#   websockets, ray, pytest; crates/cli/tests/python_package.rs runs it against this build), and
+#   vncdotool, the VNC client we did not write that drives `phonebench vnc-server`;
+# - Xvfb, x11vnc, x11-utils, xterm (the VNC client's test against a real server) and
+#   tesseract-ocr with its English model (the element detector's OCR): installed here.
 # Model tests need no model: they use the in-repository mock server. The real-model test is
 # opt-in (tools/llama-server.sh, then `cargo test -p phonebench --test real_llm -- --ignored`).
 set -euo pipefail
@@ -61,6 +64,31 @@ if ! command -v adb >/dev/null; then
     && "${as_root[@]}" DEBIAN_FRONTEND=noninteractive apt-get install -y -q adb \
     || { echo "tools/test.sh: installing adb failed" >&2; exit 1; }
   command -v adb >/dev/null || { echo "tools/test.sh: adb installed but not on PATH" >&2; exit 1; }
+fi
+
+# Pixels-only devices (crates/vnc, crates/detect): a real VNC server we did not write (Debian's
+# x11vnc on an Xvfb display, showing xmessage and xterm from x11-utils and xterm) for the VNC
+# client's test, and Tesseract with its English model for the element detector's OCR.
+vnc_packages=()
+command -v Xvfb >/dev/null || vnc_packages+=(xvfb)
+command -v x11vnc >/dev/null || vnc_packages+=(x11vnc)
+{ command -v xmessage >/dev/null && command -v xwininfo >/dev/null && command -v xsetroot >/dev/null; } \
+  || vnc_packages+=(x11-utils x11-xserver-utils)
+command -v xterm >/dev/null || vnc_packages+=(xterm)
+{ command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx eng; } \
+  || vnc_packages+=(tesseract-ocr tesseract-ocr-eng)
+if [ "${#vnc_packages[@]}" -gt 0 ]; then
+  echo "tools/test.sh: installing ${vnc_packages[*]} (Debian packages) for the VNC and detector tests"
+  if [ "$(id -u)" -eq 0 ]; then as_root=(env); elif command -v sudo >/dev/null; then as_root=(sudo env); else
+    echo "tools/test.sh: ${vnc_packages[*]} missing and neither root nor sudo is available to install them" >&2
+    exit 1
+  fi
+  "${as_root[@]}" DEBIAN_FRONTEND=noninteractive apt-get update -q \
+    && "${as_root[@]}" DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${vnc_packages[@]}" \
+    || { echo "tools/test.sh: installing ${vnc_packages[*]} failed" >&2; exit 1; }
+  for tool in Xvfb x11vnc xmessage xwininfo xsetroot xterm tesseract; do
+    command -v "$tool" >/dev/null || { echo "tools/test.sh: $tool installed but not on PATH" >&2; exit 1; }
+  done
 fi
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

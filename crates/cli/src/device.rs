@@ -54,10 +54,14 @@ impl DeviceArgs {
     /// then opened afresh for each episode.
     pub fn run_device(&self) -> Result<Option<DeviceRun>> {
         let Some(address) = self.device.clone() else { return Ok(None) };
-        self.connect()?;
+        let pixels_only = self.connect()?.is_some_and(|d| d.pixels_only());
         let options = self.options();
         let name = address.clone();
-        Ok(Some(DeviceRun { name, open: Arc::new(move || phonebench_device::connect(&address, options)) }))
+        Ok(Some(DeviceRun {
+            name,
+            open: Arc::new(move || phonebench_device::connect(&address, options)),
+            pixels_only,
+        }))
     }
 }
 

@@ -19,6 +19,7 @@ macro_rules! out {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
+mod detect;
 mod device;
 mod export;
 mod mcp;
@@ -34,6 +35,7 @@ mod sphinx_eval;
 mod sphinx_import;
 mod suite;
 mod traces;
+mod vnc;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -202,6 +204,10 @@ enum Command {
     /// Save the screen as a PNG: the simulated phone after optional actions, or a real
     /// uiautomator dump; optionally with set-of-marks.
     Screenshot(screenshot::ScreenshotArgs),
+    /// Serve the simulated phone over RFB (VNC), so any VNC client can watch and drive it: a
+    /// task's episode (its verdict printed when the client leaves) or a free phone. Clicks,
+    /// drags and the wheel become taps, long presses, swipes and scrolls; keys become typing.
+    VncServer(vnc::VncServerArgs),
     /// Serve the simulated phone over MCP (stdio, or streamable HTTP with --http): tools to list
     /// and start tasks, observe (text or screenshot), act, finish and read the verdict.
     McpServer(mcp::McpServerArgs),
@@ -217,6 +223,10 @@ enum Command {
     /// --throughput, random-agent steps and resets per second on every core and memory per live
     /// environment (docs/performance.md).
     Bench(bench::BenchArgs),
+    /// Measure the pixel-only element detector (OCR + classical detector) on every screen of the
+    /// apps against the UI tree: precision, recall, IoU, clickable recall and text accuracy per app
+    /// and per element kind (docs/detect.md).
+    DetectEval(detect::DetectEvalArgs),
 }
 
 /// Mirrors [`ObservationFormat`] so `--help` lists the values.
@@ -413,6 +423,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             screenshot::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::VncServer(args) => {
+            vnc::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Suites { json } => {
             suite::list_suites(json)?;
             Ok(ExitCode::SUCCESS)
@@ -459,6 +473,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::McpTools(command) => {
             Ok(if mcp::run(command)? { ExitCode::SUCCESS } else { ExitCode::from(EXIT_REJECTED) })
+        }
+        Command::DetectEval(args) => {
+            detect::run(&args)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Bench(args) => {
             bench::run(&args)?;

@@ -137,7 +137,18 @@ pub fn apply_action(
             applied.hit = hit(node);
             device.swipe(a, b, DRAG_MS)?;
         }
+        Action::Key { key } if device.pixels_only() && crate::vnc::keysym_of(key).is_none() => {
+            return Err(ActError::Rejected(format!(
+                "{key:?} is not a key of a pixels-only device (its keys: Back, Home, Enter, Backspace, Delete, Tab, Space, Menu)"
+            )));
+        }
         Action::Key { key } => device.key(key)?,
+        Action::OpenApp { .. } | Action::RestartApp { .. } if device.pixels_only() => {
+            return Err(ActError::Rejected(
+                "a pixels-only device cannot open or restart apps by name: tap the app's icon on its screen"
+                    .into(),
+            ));
+        }
         Action::OpenApp { app } => {
             let package = find_package(device, app, apps)?;
             device.launch(&package, None)?;

@@ -8,10 +8,13 @@
 //!   `host:devices`, transports, `shell:` / `shell,v2:`, `exec:`, `sync:` pull), and
 //!   [`adb::AdbDevice`], a device driven through it.
 //! - [`fake`]: `phonebench fake-adb`, an adb server whose one device is a simulated phone.
+//! - [`vnc`]: [`vnc::VncDevice`], a pixels-only device behind a VNC server: the screen's tree is
+//!   what an element detector finds in the framebuffer.
 
 pub mod act;
 pub mod adb;
 pub mod fake;
+pub mod vnc;
 
 use phonebench_actions::Key;
 use phonebench_uitree::UiTree;
@@ -110,14 +113,27 @@ pub trait Device: Send + std::fmt::Debug {
     fn run_setup(&mut self, command: &str) -> Result<String, DeviceError>;
     /// Lets `ms` pass on the device.
     fn wait(&mut self, ms: u64) -> Result<(), DeviceError>;
+    /// Whether the device shows only pixels (VNC): its screen's tree is detected elements, and
+    /// it knows no apps, activities or setup commands.
+    fn pixels_only(&self) -> bool {
+        false
+    }
 }
 
 /// Opens a device by address: `adb:SERIAL` (the adb server from `$ADB_SERVER_SOCKET`,
-/// `$ANDROID_ADB_SERVER_PORT` or 127.0.0.1:5037), or `adb:SERIAL@HOST:PORT`.
+/// `$ANDROID_ADB_SERVER_PORT` or 127.0.0.1:5037), `adb:SERIAL@HOST:PORT`, or `vnc:HOST:PORT`
+/// (a pixels-only device; the password, if the server wants one, from
+/// `$PHONEBENCH_VNC_PASSWORD`).
 pub fn connect(address: &str, options: DeviceOptions) -> Result<Box<dyn Device>, DeviceError> {
+    if let Some(host_port) = address.strip_prefix("vnc:") {
+        if !host_port.contains(':') {
+            return Err(DeviceError::Address(format!("`{address}` names no port: use vnc:HOST:PORT")));
+        }
+        return Ok(Box::new(vnc::VncDevice::connect_default(host_port, options)?));
+    }
     let Some(rest) = address.strip_prefix("adb:") else {
         return Err(DeviceError::Address(format!(
-            "unknown device address `{address}`: use adb:SERIAL or adb:SERIAL@HOST:PORT (serials: `adb devices`)"
+            "unknown device address `{address}`: use adb:SERIAL, adb:SERIAL@HOST:PORT (serials: `adb devices`) or vnc:HOST:PORT"
         )));
     };
     let (serial, server) = match rest.split_once('@') {

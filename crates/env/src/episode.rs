@@ -323,14 +323,17 @@ impl Episode {
     /// criteria, SQL setup) or disturbances (the simulated phone's), runs the task's
     /// `adb_setup` commands, goes home, stops the task's apps and starts the start app (a
     /// catalog app id is its package; `start.screen` names the activity), then reads the first
-    /// screen. `catalog` only names apps (ids and launcher names to packages).
+    /// screen. `catalog` only names apps (ids and launcher names to packages). A pixels-only
+    /// device ([`Device::pixels_only`]) also refuses checks that need the real tree, and starts
+    /// from the screen it shows.
     pub fn start_on_device(
         mut device: Box<dyn Device>,
         catalog: &Catalog,
         task: &TaskInstance,
         options: EpisodeOptions,
     ) -> Result<Episode, EnvError> {
-        let reasons = task.device_problems();
+        let pixels_only = device.pixels_only();
+        let reasons = if pixels_only { task.pixels_problems() } else { task.device_problems() };
         if !reasons.is_empty() {
             return Err(EnvError::NotForDevice { task: task.task_id.clone(), reasons: reasons.join("; ") });
         }
@@ -348,6 +351,11 @@ impl Episode {
         for command in &task.adb_setup {
             device.run_setup(command).map_err(|e| setup_err(e.to_string()))?;
         }
+        // A pixels-only device knows no apps: whoever serves it has staged the task's first
+        // screen (`phonebench vnc-server --task` does), and the episode starts from it.
+        if pixels_only {
+            return Self::on_device_screen(device, apps, task, options);
+        }
         device.key(&phonebench_actions::Key::Home)?;
         let mut stopped: Vec<String> = task.apps.iter().map(|a| package_of(a)).collect();
         if let Some(app) = &task.start.app {
@@ -361,6 +369,16 @@ impl Episode {
         if let Some(app) = &task.start.app {
             device.launch(&package_of(app), task.start.screen.as_deref())?;
         }
+        Self::on_device_screen(device, apps, task, options)
+    }
+
+    /// The episode of `task` on `device`, from the screen it shows now.
+    fn on_device_screen(
+        mut device: Box<dyn Device>,
+        apps: Vec<KnownApp>,
+        task: &TaskInstance,
+        options: EpisodeOptions,
+    ) -> Result<Episode, EnvError> {
         let screen = device.screen()?;
         let observation = phonebench_observe::render(&screen.tree, options.format);
         let tree = Arc::new(screen.tree.clone());

@@ -620,14 +620,16 @@ impl Phone {
             .unwrap_or(60_000)
     }
 
-    /// What app `i`'s top screen depends on now; `None` before its first render (which applies
-    /// autofocus and so must run).
     /// How many views the app in front rendered for its screen (what its template's markup
     /// parsed to, pager pages and `<Gap>`s included), once it was shown; `None` for the launcher,
     /// an app screen not shown yet or one that failed.
     pub fn rendered_views(&self) -> Option<usize> {
         let Foreground::App(i) = self.foreground else { return None };
-        let cache = self.apps[i].renders.0.first()?;
+        let app = &self.apps[i];
+        // The most recent kept render is another screen's when the top screen's own render
+        // failed (crash, loading screen), so it counts only when it is of the top screen.
+        let top = &app.stack.last()?.screen;
+        let cache = app.renders.0.first().filter(|c| &c.key.screen == top)?;
         let mut count = 0;
         let mut stack = vec![&cache.parsed.root];
         while let Some(view) = stack.pop() {

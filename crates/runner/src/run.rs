@@ -171,6 +171,8 @@ pub struct DeviceRun {
     pub name: String,
     /// Opens it for each episode.
     pub open: phonebench_env::episode::DeviceOpener,
+    /// It shows only pixels (VNC): tasks that need the real tree are refused too.
+    pub pixels_only: bool,
 }
 
 impl std::fmt::Debug for DeviceRun {
@@ -348,9 +350,10 @@ pub async fn run_suite(
     if options.device.is_some() {
         // A device judges what is on its screen: tasks that need the simulated phone's
         // databases or events are refused up front, all of them listed.
+        let pixels_only = options.device.as_ref().is_some_and(|d| d.pixels_only);
         let mut refused = Vec::new();
         for task in &selected {
-            let reasons = task.device_problems();
+            let reasons = if pixels_only { task.pixels_problems() } else { task.device_problems() };
             if !reasons.is_empty() {
                 refused.push(format!("{} ({}): {}", task.id, task.file.display(), reasons.join("; ")));
             }

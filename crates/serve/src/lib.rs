@@ -27,6 +27,7 @@ use tokio::sync::Mutex;
 
 pub mod env_server;
 mod session;
+pub mod vnc;
 
 pub use session::{
     Acted, FREE_PHONE, PhoneServerConfig, PhoneSession, Prepared, end_text, is_free_phone, prepare_free,

@@ -669,6 +669,14 @@ impl TaskSpec {
         self.device_problems_at().into_iter().map(|(_, p)| p).collect()
     }
 
+    /// [`TaskSpec::device_problems`] and what a pixels-only device (VNC) cannot do besides: see
+    /// [`TaskInstance::pixels_problems`].
+    pub fn pixels_problems(&self) -> Vec<String> {
+        let mut out = self.device_problems();
+        out.extend(pixels_problems(&self.adb_setup, &self.criteria));
+        out
+    }
+
     /// [`TaskSpec::device_problems`], each with the file line it is about.
     fn device_problems_at(&self) -> Vec<(usize, String)> {
         device_problems(&self.setup, &self.criteria)
@@ -907,6 +915,52 @@ impl TaskInstance {
     pub fn device_problems(&self) -> Vec<String> {
         device_problems(&self.setup, &self.criteria).into_iter().map(|(_, p)| p).collect()
     }
+
+    /// What a pixels-only device (VNC) cannot do for this instance beyond
+    /// [`TaskInstance::device_problems`]: run `adb_setup` commands, and judge checks that read
+    /// the real UI tree (elements by id or class, the element an action hit, the app or screen
+    /// in front). Text, `near` and `time` checks run on the text the detector read.
+    pub fn pixels_problems(&self) -> Vec<String> {
+        let mut out = self.device_problems();
+        out.extend(pixels_problems(&self.adb_setup, &self.criteria));
+        out
+    }
+}
+
+/// What a pixels-only device cannot do beyond what any device cannot: `adb_setup`, and checks
+/// that read the real UI tree (the kinds each top-level criterion holds, named once).
+fn pixels_problems(adb_setup: &[String], criteria: &[Criterion]) -> Vec<String> {
+    use crate::criteria::CriterionKind;
+    let mut out = Vec::new();
+    if !adb_setup.is_empty() {
+        out.push(
+            "`adb_setup` runs shell commands, which a pixels-only device cannot: stage its screen first"
+                .into(),
+        );
+    }
+    const ADVICE: &str = "which needs the UI tree a pixels-only device does not have; use text, near or time checks, or the answer";
+    for top in criteria {
+        let mut found: Vec<&str> = Vec::new();
+        let mut stack = vec![top];
+        while let Some(c) = stack.pop() {
+            let what = match &c.kind {
+                CriterionKind::Element(_) => "an `element` check",
+                CriterionKind::ActionElement(_) => "an `action_element` check",
+                CriterionKind::Screen(_) => "a `screen` check (the app or screen in front)",
+                _ => {
+                    stack.extend(c.children().iter().rev());
+                    continue;
+                }
+            };
+            if !found.contains(&what) {
+                found.push(what);
+            }
+        }
+        if !found.is_empty() {
+            out.push(format!("criterion `{}` holds {}, {ADVICE}", top.label(), found.join(" and ")));
+        }
+    }
+    out
 }
 
 /// What a device problem is about: a setup entry or a top-level criterion, by index.

@@ -270,3 +270,31 @@ fn a_device_task_with_a_state_criterion_is_a_load_error_at_its_line() {
         .unwrap_err();
     assert!(e.contains("t.toml:11:") && e.contains("`[[setup]]` runs SQL"), "{e}");
 }
+
+#[test]
+fn a_pixels_only_device_refuses_adb_setup_and_checks_that_read_the_tree() {
+    let inst = parse(DEVICE).unwrap().instantiate(0, 0, &mut no_rows).unwrap();
+    assert!(inst.device_problems().is_empty());
+    let problems = inst.pixels_problems();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(problems[0].contains("adb_setup"), "{problems:?}");
+    assert!(
+        problems[1].contains("`the task is listed`") && problems[1].contains("`element` check"),
+        "{problems:?}"
+    );
+
+    // Text checks run on what the detector read; the answer needs no screen at all.
+    let text_only = DEVICE.replace("adb_setup = [", "# [").replace(
+        "element = { text = \"milk\" }",
+        "text = \"milk\"\n\n[[criteria]]\nname = \"said\"\nanswer = { contains = \"milk\" }",
+    );
+    let inst = parse(&text_only).unwrap().instantiate(0, 0, &mut no_rows).unwrap();
+    assert_eq!(inst.pixels_problems(), Vec::<String>::new());
+
+    // Nested under `all`, a `screen` check is found too.
+    let nested = text_only
+        .replace("text = \"milk\"", "all = [{ text = \"milk\" }, { screen = { app = \"com.todoist\" } }]");
+    let problems = parse(&nested).unwrap().instantiate(0, 0, &mut no_rows).unwrap().pixels_problems();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("`screen` check"), "{problems:?}");
+}
