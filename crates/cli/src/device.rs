@@ -50,11 +50,16 @@ impl DeviceArgs {
         Ok(Some(device))
     }
 
-    /// The device a run plays on: checked once now (a wrong serial fails before any episode),
-    /// then opened afresh for each episode.
+    /// The device a run plays on: checked once now (a wrong serial fails before any episode;
+    /// not a VNC device), then opened afresh for each episode.
     pub fn run_device(&self) -> Result<Option<DeviceRun>> {
         let Some(address) = self.device.clone() else { return Ok(None) };
-        let pixels_only = self.connect()?.is_some_and(|d| d.pixels_only());
+        // A VNC server may serve one episode per client (`phonebench vnc-server`): no probe
+        // connection there; the first episode's connection is the check.
+        let pixels_only = address.starts_with("vnc:");
+        if !pixels_only {
+            self.connect()?;
+        }
         let options = self.options();
         let name = address.clone();
         Ok(Some(DeviceRun {

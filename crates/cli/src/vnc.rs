@@ -9,6 +9,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use phonebench_env::EpisodeOptions;
 use phonebench_serve::vnc::VncPhone;
 use phonebench_serve::{PhoneSession, prepare_free, prepare_task};
+use phonebench_vnc::VncError;
 use phonebench_vnc::server::{ServerOptions, serve_connection};
 
 use crate::suite::{McpArgs, runtime};
@@ -55,6 +56,13 @@ pub struct VncServerArgs {
     /// Print every action a client's input became, as JSON lines.
     #[arg(long)]
     log_actions: bool,
+    /// Text a client puts on its clipboard is the episode's answer (which ends it). Off by
+    /// default: many viewers send the local clipboard without being asked.
+    #[arg(long)]
+    clipboard_answer: bool,
+    /// A client silent for this many seconds is dropped (its episode ends as if it left).
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout: u64,
     #[command(flatten)]
     mcp: McpArgs,
 }
@@ -80,7 +88,11 @@ pub fn run(args: &VncServerArgs) -> Result<()> {
         bail!("listening on {addr}, beyond this machine, needs a password (--password-env)");
     }
     let runtime = Arc::new(runtime()?);
-    let options = ServerOptions { password, ..ServerOptions::default() };
+    let options = ServerOptions {
+        password,
+        idle_timeout: Some(std::time::Duration::from_secs(args.idle_timeout)),
+        ..ServerOptions::default()
+    };
     let mut out = std::io::stdout().lock();
     // The line clients and tests wait for.
     writeln!(out, "{}", serde_json::json!({ "event": "listening", "address": addr.to_string() }))?;
@@ -109,18 +121,30 @@ pub fn run(args: &VncServerArgs) -> Result<()> {
         let mut session = PhoneSession::default();
         runtime.block_on(session.install(prepared));
         let name = format!("phonebench: {goal}");
-        let mut phone = VncPhone::new(session, Arc::clone(&runtime), name).map_err(|e| anyhow!(e))?;
-        let (stream, peer) = listener.accept().context("accepting a VNC client")?;
-        writeln!(
-            out,
-            "{}",
-            serde_json::json!({ "event": "connected", "peer": peer.to_string(), "goal": goal })
-        )?;
-        out.flush()?;
-        // A client that breaks the protocol ends its own connection, never the server.
-        let served = serve_connection(stream, &mut phone, &options);
-        if let Err(e) = &served {
-            writeln!(out, "{}", serde_json::json!({ "event": "client_error", "error": e.to_string() }))?;
+        let mut phone = VncPhone::new(session, Arc::clone(&runtime), name)
+            .map_err(|e| anyhow!(e))?
+            .answer_from_clipboard(args.clipboard_answer);
+        // Connections that fail before the handshake ends (a wrong password, garbage, a port
+        // scan) never touch the episode: the next one gets it.
+        loop {
+            let (stream, peer) = listener.accept().context("accepting a VNC client")?;
+            let connected =
+                serde_json::json!({ "event": "connected", "peer": peer.to_string(), "goal": goal });
+            writeln!(out, "{connected}")?;
+            out.flush()?;
+            // A client that breaks the protocol ends its own connection, never the server.
+            let served = serve_connection(stream, &mut phone, &options);
+            if let Err(e) = &served {
+                writeln!(out, "{}", serde_json::json!({ "event": "client_error", "error": e.to_string() }))?;
+                out.flush()?;
+            }
+            if let Err(VncError::Screen(why)) = served {
+                // Our own failure, not the client's: the episode is not scored.
+                phone.fail(format!("the VNC server could not show the screen: {why}"));
+            }
+            if phone.connected() {
+                break;
+            }
         }
         let verdict = phone.finish();
         if args.log_actions {

@@ -312,8 +312,8 @@ fn play_on_a_vnc_device_drives_the_served_task_to_success() {
     assert_eq!(taken, actions.len() + 1, "every turn, then the finish when play left: {lines:#?}");
 }
 
-/// `--password-env`: VNC authentication; a client with the wrong password is refused and the
-/// server goes on to the next one.
+/// `--password-env`: VNC authentication; a client with the wrong password is refused without
+/// touching the episode, and the next client (with the right one) gets it.
 #[test]
 fn vnc_server_asks_for_the_password_from_the_environment() {
     let dir = scratch("password");
@@ -329,14 +329,46 @@ fn vnc_server_asks_for_the_password_from_the_environment() {
     let error = server.next_line();
     assert_eq!(error["event"], "client_error", "{error}");
     assert!(error["error"].as_str().unwrap().to_lowercase().contains("auth"), "{error}");
-    // --once ends the server after that client: a new one for the right password.
-    drop(server);
-    let mut server = Server::start_with_env(
-        &["--app", "clock", "--password-env", "VNC_TEST_PASSWORD"],
-        &[("VNC_TEST_PASSWORD", "s3cret")],
-    );
+    // --once counts only a client that got in.
     vncdotool_with(server.port, &json!([["capture", "right.png"]]), &dir, Some("s3cret"));
     let lines = server.lines_until_end();
+    assert_eq!(lines[0]["event"], "connected", "{lines:?}");
     assert_eq!(lines.last().unwrap()["event"], "ended", "{lines:?}");
+    assert_eq!(lines.last().unwrap()["steps"], 1, "only the finish: {lines:?}");
     assert!(std::fs::metadata(dir.join("right.png")).unwrap().len() > 1000);
+}
+
+/// `phonebench run --device vnc:` against the server: the run refuses up front a task whose
+/// checks need the real tree, and plays one that a pixels-only device can judge (its episode
+/// scored, not an infrastructure failure).
+#[test]
+fn run_on_a_vnc_device_refuses_tree_checks_and_scores_the_rest() {
+    let out = scratch("run");
+    let run = |tasks: &str, port: u16| {
+        Command::new(env!("CARGO_BIN_EXE_phonebench"))
+            .args(["run", "--suite", "device", "--agent", "noop", "--fresh", "--tasks", tasks, "--out"])
+            .arg(out.join(tasks))
+            .arg("--device")
+            .arg(format!("vnc:127.0.0.1:{port}"))
+            .current_dir(workspace_root())
+            .output()
+            .unwrap()
+    };
+    // Refused before any connection: nothing listens on port 9.
+    let refused = run("chat.test_search_modifiers", 9);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("pixels-only") && stderr.contains("`screen` check"), "{stderr}");
+
+    let task = "contacts.note_lookup";
+    let mut server = Server::start(&["--suite", "device", "--task", task]);
+    let played = run(task, server.port);
+    assert!(played.status.success(), "{}", String::from_utf8_lossy(&played.stderr));
+    let episodes = std::fs::read_to_string(out.join(task).join("episodes.jsonl")).unwrap();
+    let episode: Value = serde_json::from_str(episodes.lines().next().unwrap()).unwrap();
+    assert_eq!(episode["end"], "finished (complete)", "{episode}");
+    assert_eq!(episode["infrastructure_error"], Value::Null);
+    assert_eq!(episode["success"], false, "noop gives no answer");
+    let lines = server.lines_until_end();
+    assert_eq!(lines.last().unwrap()["task_id"], task, "{lines:?}");
 }

@@ -134,8 +134,11 @@ impl Ocr for TesseractOcr {
         let stderr = child.stderr.take();
         let err_reader = std::thread::spawn(move || {
             let mut buf = Vec::new();
-            if let Some(e) = stderr {
-                let _ = e.take(64 << 10).read_to_end(&mut buf);
+            if let Some(mut e) = stderr {
+                let _ = (&mut e).take(64 << 10).read_to_end(&mut buf);
+                // The rest is drained, not refused: a closed pipe would kill a chatty tesseract
+                // with SIGPIPE and hide why it failed.
+                let _ = std::io::copy(&mut e, &mut std::io::sink());
             }
             buf
         });

@@ -387,6 +387,20 @@ impl PhoneSession {
         }
     }
 
+    /// Ends the running episode unscored: an infrastructure failure (ours or a server's),
+    /// `why`. The task's servers are closed; nothing happens when no episode runs.
+    pub async fn end_unscored(&mut self, why: String) {
+        let Some(mut episode) = self.episode.take() else { return };
+        episode.end_with(EpisodeEnd::Infrastructure { message: why.clone() });
+        self.keep_final_screen(&mut episode);
+        self.steps = episode.steps_taken();
+        self.end = episode.trajectory().end.clone();
+        if let Some(tools) = self.tools.take() {
+            tools.close().await;
+        }
+        self.unscored = Some(why);
+    }
+
     fn keep_final_screen(&mut self, episode: &mut Episode) {
         self.final_screen = Some(FinalScreen {
             observation: episode.observation().clone(),

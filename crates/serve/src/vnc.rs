@@ -5,14 +5,19 @@
 //! actions of the episode, so a pixels-only agent built for VNC is scored like any other:
 //! - button 1 pressed and released becomes a tap, a long press or a swipe (by distance and the
 //!   time it was held, [`GestureTracker`]); the scroll wheel becomes a scroll at the pointer;
-//! - printable keys are gathered into one `type` action, typed when anything else happens or
-//!   when the client asks to see the screen; Return, BackSpace, Delete and Tab are those keys,
-//!   Escape is Back and Home is Home; modifier keys alone do nothing;
-//! - text the client puts on its clipboard (ClientCutText) is the episode's answer.
+//! - printable keys are gathered into one `type` action, typed when anything else happens, when
+//!   the client asks for the whole screen, or [`TYPING_PAUSE`] after the last key (viewers keep
+//!   asking for changes all the time; a human's typing is not cut at every key); Return,
+//!   BackSpace, Delete and Tab are those keys, Escape is Back and Home is Home; modifier keys
+//!   alone do nothing;
+//! - with [`VncPhone::answer_from_clipboard`], text the client puts on its clipboard
+//!   (ClientCutText) is the episode's answer, which ends it (off by default: many viewers send
+//!   the local clipboard unasked).
 //!
 //! The episode ends when the client leaves ([`VncPhone::finish`] says the agent is done) or when
 //! its own rules end it (step budget, repetition); input after that is ignored and the last
-//! screen stays on show.
+//! screen stays on show. When our side fails (the screen cannot be drawn),
+//! [`VncPhone::fail`] ends it unscored instead.
 
 use std::sync::Arc;
 
@@ -25,6 +30,10 @@ use crate::session::{Acted, PhoneSession, verdict_json};
 /// Most bytes of typed text gathered before they are typed as one action.
 const MAX_PENDING_TEXT: usize = 4096;
 
+/// Typed text waits this long after its last key before it is typed, unless something else
+/// happens first.
+pub const TYPING_PAUSE: std::time::Duration = std::time::Duration::from_millis(400);
+
 /// The phone an RFB server shows: one episode (a task's or a free phone's).
 pub struct VncPhone {
     session: PhoneSession,
@@ -33,6 +42,12 @@ pub struct VncPhone {
     gestures: GestureTracker,
     /// Printable keys not typed yet.
     pending_text: String,
+    /// When the last of them came.
+    last_key: Option<std::time::Instant>,
+    /// Clipboard text is the answer.
+    clipboard_answer: bool,
+    /// A client got past the handshake.
+    connected: bool,
     /// Changes whenever the screen may have: after every action.
     version: u64,
     /// The picture of `version`, once drawn.
@@ -56,6 +71,9 @@ impl VncPhone {
             size: (0, 0),
             gestures: GestureTracker::default(),
             pending_text: String::new(),
+            last_key: None,
+            clipboard_answer: false,
+            connected: false,
             version: 0,
             picture: None,
             turns: Vec::new(),
@@ -73,6 +91,23 @@ impl VncPhone {
     /// The session (its verdict once the episode ended).
     pub fn session(&self) -> &PhoneSession {
         &self.session
+    }
+
+    /// Makes text the client puts on its clipboard the episode's answer (which ends it).
+    pub fn answer_from_clipboard(mut self, on: bool) -> VncPhone {
+        self.clipboard_answer = on;
+        self
+    }
+
+    /// Whether a client got past the handshake (one that did not has not touched the episode).
+    pub fn connected(&self) -> bool {
+        self.connected
+    }
+
+    /// Ends the episode unscored: our side failed (`why`), not the agent.
+    pub fn fail(&mut self, why: String) {
+        self.runtime.block_on(self.session.end_unscored(why));
+        self.version += 1;
     }
 
     /// Closes the episode's task servers.
@@ -126,6 +161,7 @@ impl VncPhone {
     }
 
     fn flush_text(&mut self) {
+        self.last_key = None;
         if !self.pending_text.is_empty() {
             let text = std::mem::take(&mut self.pending_text);
             self.act(Action::Type { text, target: None, clear: false, enter: false });
@@ -157,8 +193,9 @@ impl RfbScreen for VncPhone {
     }
 
     fn picture(&mut self) -> Result<(u64, Arc<Vec<u8>>), String> {
-        // A client looking at the screen sees what it typed.
-        self.flush_text();
+        if self.last_key.is_some_and(|t| t.elapsed() >= TYPING_PAUSE) {
+            self.flush_text();
+        }
         if let Some((version, picture)) = &self.picture
             && *version == self.version
         {
@@ -199,6 +236,7 @@ impl RfbScreen for VncPhone {
             _ => {
                 if let Some(c) = char_for_keysym(keysym).filter(|c| !c.is_control()) {
                     self.pending_text.push(c);
+                    self.last_key = Some(std::time::Instant::now());
                     // A client that types without ever looking is typed for in bounded pieces.
                     if self.pending_text.len() >= MAX_PENDING_TEXT {
                         self.flush_text();
@@ -213,8 +251,19 @@ impl RfbScreen for VncPhone {
     }
 
     fn cut_text(&mut self, text: &str) {
+        if self.clipboard_answer {
+            self.flush_text();
+            self.act(Action::Answer { text: text.to_string() });
+        }
+    }
+
+    fn connected(&mut self) {
+        self.connected = true;
+    }
+
+    fn full_update_requested(&mut self) {
+        // A client asking to see the screen now sees what it typed.
         self.flush_text();
-        self.act(Action::Answer { text: text.to_string() });
     }
 
     fn name(&self) -> String {

@@ -223,13 +223,20 @@ impl VncClient {
         let rects = u16::from_be_bytes([head[1], head[2]]);
         let bpp = self.format.bytes_per_pixel();
         for _ in 0..rects {
+            // Per rectangle, not only when the socket is read: thousands of buffered small
+            // rectangles (each a large copy) must not outlast the deadline.
+            if Instant::now() >= deadline {
+                return Err(VncError::Timeout { doing: doing.to_string() });
+            }
             let r: [u8; 12] = self.wire.array(deadline, doing)?;
             let [x, y, w, h] = [0, 2, 4, 6].map(|i| usize::from(u16::from_be_bytes([r[i], r[i + 1]])));
             let encoding = i32::from_be_bytes([r[8], r[9], r[10], r[11]]);
             if encoding == -223 {
                 // DesktopSize: the screen changed size; its new contents follow.
                 check_size(w as u16, h as u16, "DesktopSize")?;
-                self.fb = Framebuffer::new(w as u16, h as u16);
+                if (w as u16, h as u16) != (self.fb.width, self.fb.height) {
+                    self.fb = Framebuffer::new(w as u16, h as u16);
+                }
                 continue;
             }
             let (fw, fh) = (usize::from(self.fb.width), usize::from(self.fb.height));
@@ -340,9 +347,10 @@ impl VncClient {
         self.key(keysym, false)
     }
 
-    /// Types `text`, one press and release per character ([`keysym_for_char`]).
+    /// Types `text`, one press and release per character ([`keysym_for_char`]); a `\r\n` line
+    /// break is one Return, as on the adb path.
     pub fn type_text(&mut self, text: &str) -> Result<(), VncError> {
-        text.chars().try_for_each(|c| self.press_key(keysym_for_char(c)))
+        text.replace("\r\n", "\n").chars().try_for_each(|c| self.press_key(keysym_for_char(c)))
     }
 }
 
@@ -366,6 +374,9 @@ fn parse_version(v: &[u8; 12]) -> Result<u16, VncError> {
 
 /// A peer-declared screen size within [`MAX_PIXELS`].
 pub(crate) fn check_size(w: u16, h: u16, what: &str) -> Result<(), VncError> {
+    if w == 0 || h == 0 {
+        return Err(VncError::Protocol(format!("{what}: a {w}x{h} screen has no pixels")));
+    }
     if usize::from(w) * usize::from(h) > MAX_PIXELS {
         return Err(VncError::Protocol(format!(
             "{what}: a {w}x{h} screen is over the limit of {MAX_PIXELS} pixels"

@@ -27,6 +27,12 @@ pub trait RfbScreen {
     fn cut_text(&mut self, text: &str) {
         let _ = text;
     }
+    /// A client got past the handshake (authenticated, initialised): from here on it is
+    /// served. Connections that fail before never reach the screen.
+    fn connected(&mut self) {}
+    /// The client asked for the whole screen now (a non-incremental update request), as
+    /// opposed to waiting for a change: the picture that follows should be up to date.
+    fn full_update_requested(&mut self) {}
 }
 
 /// How a connection is served.
@@ -119,6 +125,7 @@ fn serve_until(
 ) -> Result<(), VncError> {
     let mut wire = Wire::new(stream, options.write_timeout)?;
     handshake(&mut wire, screen, options)?;
+    screen.connected();
     let mut session = Session {
         format: PixelFormat::RGBX,
         desktop_size: false,
@@ -176,6 +183,7 @@ fn serve_until(
                 let m: [u8; 9] = wire.array(deadline, "reading FramebufferUpdateRequest")?;
                 if m[0] == 0 {
                     // Non-incremental: the whole picture now, changed or not.
+                    screen.full_update_requested();
                     let (version, picture) = screen.picture().map_err(VncError::Screen)?;
                     session.send_update(&mut wire, screen, version, &picture)?;
                     pending = false;
