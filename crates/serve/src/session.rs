@@ -328,16 +328,7 @@ impl PhoneSession {
             if let (Some(failure), FailurePolicy::Infrastructure) = (&o.failure, session.failure_policy()) {
                 // The run's policy: a failed server ends the episode unscored.
                 let why = format!("MCP: {failure}");
-                if let Some(mut episode) = self.episode.take() {
-                    episode.end_with(EpisodeEnd::Infrastructure { message: why.clone() });
-                    self.keep_final_screen(&mut episode);
-                    self.steps = episode.steps_taken();
-                    self.end = episode.trajectory().end.clone();
-                }
-                if let Some(tools) = self.tools.take() {
-                    tools.close().await;
-                }
-                self.unscored = Some(why.clone());
+                self.end_unscored(why.clone()).await;
                 return Acted::Unscored(why);
             }
             mcp_reply = Some(phonebench_runner::episode::mcp_reply_of(o));
