@@ -137,10 +137,8 @@ pub fn apply_action(
             applied.hit = hit(node);
             device.swipe(a, b, DRAG_MS)?;
         }
-        Action::Key { key } if device.pixels_only() && crate::vnc::keysym_of(key).is_none() => {
-            return Err(ActError::Rejected(format!(
-                "{key:?} is not a key of a pixels-only device (its keys: Back, Home, Enter, Backspace, Delete, Tab, Space, Menu)"
-            )));
+        Action::Key { key } if !device.has_key(key) => {
+            return Err(ActError::Rejected(format!("{key:?} is not a key {} has", device.name())));
         }
         Action::Key { key } => device.key(key)?,
         Action::OpenApp { .. } | Action::RestartApp { .. } if device.pixels_only() => {

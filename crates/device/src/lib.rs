@@ -118,6 +118,11 @@ pub trait Device: Send + std::fmt::Debug {
     fn pixels_only(&self) -> bool {
         false
     }
+    /// Whether the device has `key` (a key it lacks is the agent's mistake, not a failure).
+    fn has_key(&self, key: &Key) -> bool {
+        let _ = key;
+        true
+    }
 }
 
 /// Opens a device by address: `adb:SERIAL` (the adb server from `$ADB_SERVER_SOCKET`,

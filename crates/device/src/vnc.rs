@@ -111,7 +111,7 @@ fn vnc_error(what: &'static str) -> impl Fn(phonebench_vnc::VncError) -> DeviceE
 
 /// The X keysym a phone key is on a VNC keyboard (Back is Escape, as desktop VNC viewers and
 /// `phonebench vnc-server` take it); `None` for keys a keyboard does not have.
-pub(crate) fn keysym_of(key: &Key) -> Option<u32> {
+fn keysym_of(key: &Key) -> Option<u32> {
     Some(match key {
         // What `type` into an element sends after its tap, so the text appends.
         Key::Other(name) if name.eq_ignore_ascii_case("MOVE_END") || name.eq_ignore_ascii_case("END") => {
@@ -141,6 +141,10 @@ impl Device for VncDevice {
 
     fn pixels_only(&self) -> bool {
         true
+    }
+
+    fn has_key(&self, key: &Key) -> bool {
+        keysym_of(key).is_some()
     }
 
     fn screen(&mut self) -> Result<DeviceScreen, DeviceError> {

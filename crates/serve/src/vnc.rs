@@ -85,6 +85,8 @@ impl VncPhone {
             u16::try_from(pixmap.width()).map_err(|_| too_large(pixmap.width()))?,
             u16::try_from(pixmap.height()).map_err(|_| too_large(pixmap.height()))?,
         );
+        // The first client's first picture: already drawn, kept rather than taken again.
+        phone.picture = Some((phone.version, Arc::new(pixmap.take())));
         Ok(phone)
     }
 
@@ -210,7 +212,7 @@ impl RfbScreen for VncPhone {
             ));
         }
         // Every pixel is opaque, so tiny-skia's premultiplied RGBA is plain RGBA.
-        let picture = Arc::new(pixmap.data().to_vec());
+        let picture = Arc::new(pixmap.take());
         self.picture = Some((self.version, Arc::clone(&picture)));
         Ok((self.version, picture))
     }
