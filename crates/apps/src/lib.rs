@@ -38,6 +38,9 @@ pub const CLOCK_START_MS: i64 = 1_772_442_000_000;
 /// A loaded, checked app package.
 #[derive(Debug)]
 pub struct AppPackage {
+    /// A number no other package loaded in this process has: what is derived from the
+    /// package's files alone (a parse of its markup) can be shared under it.
+    pub serial: u64,
     /// The manifest.
     pub manifest: Manifest,
     /// The folder it was loaded from.
@@ -186,7 +189,9 @@ impl AppPackage {
                 )
             })?;
         }
+        static SERIALS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let package = AppPackage {
+            serial: SERIALS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             manifest,
             dir: dir.to_path_buf(),
             screens,

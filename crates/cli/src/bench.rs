@@ -45,6 +45,10 @@ pub struct BenchArgs {
     /// Throughput: the suite whose tasks the environments play.
     #[arg(long, default_value = "starter", requires = "throughput")]
     suite: String,
+    /// Do not share markup parses and layouts between phones (`phonebench_phone::shared`):
+    /// every phone computes its own, to measure what sharing saves.
+    #[arg(long)]
+    no_sharing: bool,
     /// Throughput: seeds the random agents (environment `i` uses `seed + i`).
     #[arg(long, default_value_t = 0, requires = "throughput")]
     seed: u64,
@@ -52,6 +56,9 @@ pub struct BenchArgs {
 
 /// Runs `phonebench bench` as `args` says.
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.no_sharing {
+        phonebench_phone::shared::set_sharing(false);
+    }
     if args.throughput {
         throughput(args)
     } else {
@@ -904,6 +911,7 @@ fn throughput(args: &BenchArgs) -> Result<()> {
         bar.finish_and_clear();
         Ok((results, elapsed))
     })?;
+    let (hits, misses) = phonebench_phone::shared::sharing_counts();
     let (mut steps, mut resets, mut resetting) = (0u64, 0u64, Duration::ZERO);
     for r in results {
         let (s, n, took) = r?;
@@ -924,6 +932,7 @@ fn throughput(args: &BenchArgs) -> Result<()> {
         "steps_per_s": steps_per_s.round(), "steps_per_s_per_core": (steps_per_s / cores as f64).round(),
         "resets_per_s": round1(resets as f64 / elapsed),
         "reset_ms": round1(reset_ms), "step_us": round1(step_us),
+        "shared_hits": hits, "shared_misses": misses,
         "memory_envs": memory.map_or(0, |m| m.1),
         "memory_per_env_mb": memory.map_or(serde_json::json!("unknown"), |m| serde_json::json!((m.0 * 100.0).round() / 100.0)),
     });
@@ -943,6 +952,12 @@ fn throughput(args: &BenchArgs) -> Result<()> {
         writeln!(out, "{:<22} {:>12}", "resets/s", row["resets_per_s"].to_string())?;
         writeln!(out, "{:<22} {:>12}", "ms per reset", row["reset_ms"].to_string())?;
         writeln!(out, "{:<22} {:>12}", "µs per step", row["step_us"].to_string())?;
+        let shared = if hits + misses > 0 {
+            format!("{:.0}%", 100.0 * hits as f64 / (hits + misses) as f64)
+        } else {
+            "off".to_string()
+        };
+        writeln!(out, "{:<22} {:>12}", "shared parse/layout", shared)?;
         let mb = match memory {
             Some((mb, n)) => format!("{mb:.2} (over {n})"),
             None if args.memory_envs == 0 => "skipped".to_string(),

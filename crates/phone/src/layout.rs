@@ -244,6 +244,14 @@ thread_local! {
         const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
 }
 
+impl KeptLayout {
+    /// A handle to no kept tree (tokens count up from 1 and never reach it): a layout given it
+    /// starts afresh.
+    pub fn none() -> KeptLayout {
+        KeptLayout { token: u64::MAX }
+    }
+}
+
 /// Takes the tree `handle` names out of this thread's store, if it is there.
 fn take_kept(handle: &KeptLayout) -> Option<KeptTree> {
     KEPT.with(|kept| {

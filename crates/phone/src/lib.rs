@@ -20,6 +20,7 @@ pub mod markup;
 mod phone;
 mod pickers;
 mod render;
+pub mod shared;
 mod snapshot;
 mod steps;
 pub mod system;

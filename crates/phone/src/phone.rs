@@ -155,6 +155,8 @@ pub(crate) struct AppRuntime {
     /// The pictures its screens may name: its own `assets/` files by name, and every installed
     /// app's as `APP/NAME` (a photo saved from Gmail's attachment shows in Files too).
     pub assets: Arc<BTreeMap<String, String>>,
+    /// The digest of `assets`: part of the key of markup parses shared between phones.
+    pub assets_digest: crate::shared::Digest,
 }
 
 /// A dialog or menu over the foreground app.
@@ -273,6 +275,9 @@ pub struct Phone {
     /// Lists whose templates use `window` render only the rows that can show (the default);
     /// off, they render every row (what the windowed render must look the same as).
     pub(crate) virtual_lists: bool,
+    /// Markup parses and layouts are shared with the process's other phones (`shared.rs`;
+    /// the default, [`crate::shared::set_sharing`]).
+    pub(crate) sharing: bool,
     /// Per app, the database's content last serialized or restored by a snapshot, with the stamp
     /// it had then (`snapshot.rs`): a database still at that stamp is shared, not copied.
     pub(crate) snapshot_dbs: Vec<Option<crate::snapshot::KnownDb>>,
@@ -325,6 +330,7 @@ impl Phone {
                 renders: Default::default(),
                 return_to: None,
                 assets: Arc::new(BTreeMap::new()),
+                assets_digest: crate::shared::assets_digest(&BTreeMap::new()),
             });
         }
         let every_asset: BTreeMap<String, String> = catalog
@@ -337,6 +343,7 @@ impl Phone {
         for app in &mut apps {
             let mut names = every_asset.clone();
             names.extend(app.package.assets.iter().map(|(n, k)| (n.clone(), k.clone())));
+            app.assets_digest = crate::shared::assets_digest(&names);
             app.assets = Arc::new(names);
         }
         let disturber = crate::disturb::Disturber::new(config.disturbances, config.seed);
@@ -371,6 +378,7 @@ impl Phone {
             disturber,
             shade_scroll: BTreeMap::new(),
             virtual_lists: true,
+            sharing: crate::shared::sharing_default(),
             snapshot_dbs: Vec::new(),
         };
         let mut phone = phone;
@@ -517,6 +525,14 @@ impl Phone {
             self.virtual_lists = on;
             self.forget_renders();
         }
+    }
+
+    /// Whether this phone shares markup parses and layouts with the process's other phones
+    /// (`true` unless [`crate::shared::set_sharing`] turned the default off). What an agent sees
+    /// is the same either way (tested); off is for that test and for measuring what sharing
+    /// saves.
+    pub fn set_sharing(&mut self, on: bool) {
+        self.sharing = on;
     }
 
     /// The current screen's UI tree.

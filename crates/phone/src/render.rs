@@ -170,6 +170,8 @@ struct Rendered {
     xml: String,
     parsed: ParsedLayout,
     windows: Windows,
+    /// The markup's key in [`crate::shared`].
+    parse_key: crate::shared::Digest,
 }
 
 /// App ids the launcher's dock shows, in order, when installed (at most four).
@@ -238,6 +240,9 @@ impl Phone {
         let mut crash: Option<(usize, String)> = None;
         let loading = matches!(self.foreground, Foreground::App(_)) && self.disturber.loading(now);
         let mut reordered = false;
+        // What keys the app view's layout among phones (`shared`): the markup's parse key and
+        // the frame's fields and pages, when the view is what they make (not reordered).
+        let mut shared_views: Option<crate::shared::Digest> = None;
         let (main_view, main_package, app_index) = match self.foreground {
             // A slow screen (a disturbance): the app shows its progress indicator, not rendered
             // (its first render, with autofocus, comes when it has loaded).
@@ -271,11 +276,15 @@ impl Phone {
                             renders.iter().position(|c| c.key.screen == screen).map(|j| renders.remove(j));
                         let result = self.render_app(i, stale.as_mut());
                         match result {
-                            Ok(Rendered { mut view, xml, parsed, windows }) => {
+                            Ok(Rendered { mut view, xml, parsed, windows, parse_key }) => {
                                 rendered = Some((xml, parsed, windows));
                                 if let Some(rotation) = rotation {
                                     crate::disturb::reorder_rows(&mut view, rotation);
                                     reordered = true;
+                                } else if let Some(frame) = self.apps[i].stack.last() {
+                                    // Equal markup with equal fields and pages: equal views.
+                                    shared_views =
+                                        Some(crate::shared::view_key(parse_key, &frame.fields, &frame.pages));
                                 }
                                 view
                             }
@@ -370,9 +379,22 @@ impl Phone {
         // An app view that cannot be laid out is the app's failure too.
         let crash_view;
         let mut kept = None;
-        let main_laid = match &cached {
-            Some(c) => LaidOut::from_boxes(&main_view, &c.boxes),
-            None => {
+        let layout_key = shared_views
+            .filter(|_| crash.is_none() && self.sharing)
+            .map(|views| crate::shared::layout_key(views, app_area, density));
+        let shared_boxes = match (&cached, layout_key) {
+            (None, Some(key)) => crate::shared::layout(key),
+            _ => None,
+        };
+        let main_laid = match (&cached, shared_boxes) {
+            (Some(c), _) => LaidOut::from_boxes(&main_view, &c.boxes),
+            (None, Some(boxes)) => {
+                // Laid out by some phone before: this phone keeps no taffy tree for it (its
+                // next render of the screen lays out afresh, or finds that one shared too).
+                kept = Some(KeptLayout::none());
+                LaidOut::from_boxes(&main_view, &boxes)
+            }
+            (None, None) => {
                 let laid = match stale.take().filter(|_| crash.is_none()) {
                     Some(ScreenCache { view, kept, .. }) => {
                         layout_kept(&main_view, app_area, true, density, Some((&view, kept)))
@@ -382,6 +404,9 @@ impl Phone {
                 match (laid, app_index) {
                     (Ok((laid, k)), _) => {
                         kept = Some(k);
+                        if let Some(key) = layout_key.filter(|_| crash.is_none()) {
+                            crate::shared::keep_layout(key, Arc::new(laid.boxes()));
+                        }
                         laid
                     }
                     (Err(message), Some(i)) if crash.is_none() => {
@@ -687,6 +712,12 @@ impl Phone {
         })
     }
 
+    /// The key under which the parse of `xml`, markup of app `i`, is shared between phones.
+    fn parse_key(&self, i: usize, xml: &str) -> crate::shared::Digest {
+        let app = &self.apps[i];
+        crate::shared::parse_key(app.package.serial, app.assets_digest, self.config.display.density(), xml)
+    }
+
     /// Renders app `i`'s top screen to views, filling its text fields from the frame and
     /// applying autofocus the first time the screen renders.
     /// Renders app `i`'s top screen. `previous` is the same screen's last render, whose markup
@@ -720,8 +751,11 @@ impl Phone {
             }
             _ => None,
         };
-        let (xml, parsed, windows) = match unchanged {
-            Some(kept) => kept,
+        let (xml, parsed, windows, parse_key) = match unchanged {
+            Some((xml, parsed, calls)) => {
+                let key = self.parse_key(i, &xml);
+                (xml, parsed, calls, key)
+            }
             None => {
                 let reads = package
                     .manifest
@@ -770,10 +804,18 @@ impl Phone {
                     .get_template(&name)
                     .map_err(|e| fail(phonebench_apps::templates::template_error(&file, &e).to_string()))?;
                 let xml = template.render(ctx).map_err(|e| fail(render_error(&file, &e)))?;
-                // Markup rendered again is parsed again only where it changed.
+                // Markup rendered again is parsed again only where it changed; markup any
+                // phone parsed before is not parsed again (`shared`).
                 let same_screen = previous.filter(|c| c.key.screen == frame.screen);
+                let key = self.parse_key(i, &xml);
+                let shared = match &same_screen {
+                    Some(c) if c.xml == xml => None,
+                    _ if self.sharing => crate::shared::parse(key),
+                    _ => None,
+                };
                 let parsed = match same_screen {
                     Some(c) if c.xml == xml => Some(take_parsed(&mut c.parsed)),
+                    _ if shared.is_some() => shared.map(|p| (*p).clone()),
                     Some(c) => crate::markup::reparse_changed(
                         &c.xml,
                         take_parsed(&mut c.parsed),
@@ -781,15 +823,26 @@ impl Phone {
                         &package.manifest.package,
                         self.config.display.density(),
                         &self.apps[i].assets,
-                    ),
+                    )
+                    .inspect(|parsed| {
+                        if self.sharing {
+                            crate::shared::keep_parse(key, Arc::new(parsed.clone()));
+                        }
+                    }),
                     None => None,
                 };
                 let parsed = match parsed {
                     Some(parsed) => parsed,
-                    None => self.parse_screen(i, &package, &file, &template, &xml)?,
+                    None => {
+                        let parsed = self.parse_screen(i, &package, &file, &template, &xml)?;
+                        if self.sharing {
+                            crate::shared::keep_parse(key, Arc::new(parsed.clone()));
+                        }
+                        parsed
+                    }
                 };
                 let windows = data.windows.lock().map(|w| w.clone()).unwrap_or_default();
-                (xml, parsed, windows)
+                (xml, parsed, windows, key)
             }
         };
         let mut root = parsed.root.clone();
@@ -828,7 +881,7 @@ impl Phone {
             frame.focused = Some(id);
             self.keyboard = true;
         }
-        Ok(Rendered { view: root, xml, parsed, windows })
+        Ok(Rendered { view: root, xml, parsed, windows, parse_key })
     }
 
     /// Parses the markup app `i`'s screen template (`file`) rendered; an error names the

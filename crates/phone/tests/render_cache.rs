@@ -1,6 +1,7 @@
 //! The phone keeps renders (views, markup, layout) and query results, across steps and resets,
-//! and redoes only what changed: every screen it shows after random play of every app must equal
-//! the same screen rendered from scratch.
+//! and redoes only what changed; phones share markup parses and layouts (`shared`): every
+//! screen shown after random play of every app must equal the same screen rendered from
+//! scratch by a phone that shares nothing.
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -19,13 +20,17 @@ fn kept_renders_equal_fresh_ones_through_random_play() {
     let catalog = Catalog::load_dir(&dir).unwrap();
     let apps: Vec<String> = catalog.apps().iter().map(|a| a.manifest.id.clone()).collect();
     // `phone` keeps its renders throughout (so going back finds the screens it kept); `fresh`
-    // plays the same actions and forgets every render before each look.
+    // plays the same actions, shares nothing and forgets every render before each look; `twin`
+    // forgets its renders too but shares, so it lays out little itself: what `phone` parsed and
+    // laid out before is reused.
     let mut phone = Phone::new(catalog.clone(), PhoneConfig::default()).unwrap();
-    let mut fresh = Phone::new(catalog, PhoneConfig::default()).unwrap();
+    let mut fresh = Phone::new(catalog.clone(), PhoneConfig::default()).unwrap();
+    fresh.set_sharing(false);
+    let mut twin = Phone::new(catalog, PhoneConfig::default()).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(21);
     let mut compared = 0;
     for app in &apps {
-        for p in [&mut phone, &mut fresh] {
+        for p in [&mut phone, &mut fresh, &mut twin] {
             p.reset().unwrap();
             p.apply(&Action::OpenApp { app: app.clone() }).unwrap();
         }
@@ -51,7 +56,7 @@ fn kept_renders_equal_fresh_ones_through_random_play() {
             // Now and then a reset and the app again: renders and query results kept from
             // before the reset must not leak into what the pristine phone shows.
             let reset = rng.next_u32().is_multiple_of(15);
-            for p in [&mut phone, &mut fresh] {
+            for p in [&mut phone, &mut fresh, &mut twin] {
                 if reset {
                     p.reset().unwrap();
                     p.apply(&Action::OpenApp { app: app.clone() }).unwrap();
@@ -65,8 +70,15 @@ fn kept_renders_equal_fresh_ones_through_random_play() {
             fresh.forget_renders();
             let from_scratch = phonebench_uitree::write_xml(fresh.tree().unwrap());
             assert_eq!(kept, from_scratch, "{app}, step {step}, after {action:?}");
+            twin.forget_renders();
+            let shared = phonebench_uitree::write_xml(twin.tree().unwrap());
+            assert_eq!(shared, from_scratch, "{app}, step {step}, after {action:?} (shared)");
             compared += 1;
         }
     }
     assert_eq!(compared, apps.len() * 45);
+    // The comparison is of shared work: `twin` (and `phone`, after resets) found parses and
+    // layouts another phone made.
+    let (hits, _) = phonebench_phone::shared::sharing_counts();
+    assert!(hits > 1000, "only {hits} shared parses and layouts were reused");
 }
