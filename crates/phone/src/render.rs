@@ -170,8 +170,8 @@ struct Rendered {
     xml: String,
     parsed: ParsedLayout,
     windows: Windows,
-    /// The markup's key in [`crate::shared`].
-    parse_key: crate::shared::Digest,
+    /// The markup's key in [`crate::shared`] (`None`: the phone does not share).
+    parse_key: Option<crate::shared::Digest>,
 }
 
 /// App ids the launcher's dock shows, in order, when installed (at most four).
@@ -281,7 +281,9 @@ impl Phone {
                                 if let Some(rotation) = rotation {
                                     crate::disturb::reorder_rows(&mut view, rotation);
                                     reordered = true;
-                                } else if let Some(frame) = self.apps[i].stack.last() {
+                                } else if let (Some(parse_key), Some(frame)) =
+                                    (parse_key, self.apps[i].stack.last())
+                                {
                                     // Equal markup with equal fields and pages: equal views.
                                     shared_views =
                                         Some(crate::shared::view_key(parse_key, &frame.fields, &frame.pages));
@@ -380,7 +382,7 @@ impl Phone {
         let crash_view;
         let mut kept = None;
         let layout_key = shared_views
-            .filter(|_| crash.is_none() && self.sharing)
+            .filter(|_| crash.is_none())
             .map(|views| crate::shared::layout_key(views, app_area, density));
         let shared_boxes = match (&cached, layout_key) {
             (None, Some(key)) => crate::shared::layout(key),
@@ -712,10 +714,18 @@ impl Phone {
         })
     }
 
-    /// The key under which the parse of `xml`, markup of app `i`, is shared between phones.
-    fn parse_key(&self, i: usize, xml: &str) -> crate::shared::Digest {
+    /// The key under which the parse of `xml`, markup of app `i`, is shared between phones;
+    /// `None` when this phone does not share (nothing is digested then).
+    fn parse_key(&self, i: usize, xml: &str) -> Option<crate::shared::Digest> {
         let app = &self.apps[i];
-        crate::shared::parse_key(app.package.serial, app.assets_digest, self.config.display.density(), xml)
+        self.sharing.then(|| {
+            crate::shared::parse_key(
+                app.package.serial,
+                app.assets_digest,
+                self.config.display.density(),
+                xml,
+            )
+        })
     }
 
     /// Renders app `i`'s top screen to views, filling its text fields from the frame and
@@ -808,38 +818,31 @@ impl Phone {
                 // phone parsed before is not parsed again (`shared`).
                 let same_screen = previous.filter(|c| c.key.screen == frame.screen);
                 let key = self.parse_key(i, &xml);
-                let shared = match &same_screen {
-                    Some(c) if c.xml == xml => None,
-                    _ if self.sharing => crate::shared::parse(key),
-                    _ => None,
-                };
                 let parsed = match same_screen {
-                    Some(c) if c.xml == xml => Some(take_parsed(&mut c.parsed)),
-                    _ if shared.is_some() => shared.map(|p| (*p).clone()),
-                    Some(c) => crate::markup::reparse_changed(
-                        &c.xml,
-                        take_parsed(&mut c.parsed),
-                        &xml,
-                        &package.manifest.package,
-                        self.config.display.density(),
-                        &self.apps[i].assets,
-                    )
-                    .inspect(|parsed| {
-                        if self.sharing {
-                            crate::shared::keep_parse(key, Arc::new(parsed.clone()));
+                    Some(c) if c.xml == xml => take_parsed(&mut c.parsed),
+                    same_screen => match key.and_then(crate::shared::parse) {
+                        Some(shared) => (*shared).clone(),
+                        None => {
+                            let reparsed = same_screen.and_then(|c| {
+                                crate::markup::reparse_changed(
+                                    &c.xml,
+                                    take_parsed(&mut c.parsed),
+                                    &xml,
+                                    &package.manifest.package,
+                                    self.config.display.density(),
+                                    &self.apps[i].assets,
+                                )
+                            });
+                            let parsed = match reparsed {
+                                Some(parsed) => parsed,
+                                None => self.parse_screen(i, &package, &file, &template, &xml)?,
+                            };
+                            if let Some(key) = key {
+                                crate::shared::keep_parse(key, Arc::new(parsed.clone()));
+                            }
+                            parsed
                         }
-                    }),
-                    None => None,
-                };
-                let parsed = match parsed {
-                    Some(parsed) => parsed,
-                    None => {
-                        let parsed = self.parse_screen(i, &package, &file, &template, &xml)?;
-                        if self.sharing {
-                            crate::shared::keep_parse(key, Arc::new(parsed.clone()));
-                        }
-                        parsed
-                    }
+                    },
                 };
                 let windows = data.windows.lock().map(|w| w.clone()).unwrap_or_default();
                 (xml, parsed, windows, key)

@@ -138,8 +138,11 @@ fn with_caches<T>(f: impl FnOnce(&mut Caches) -> T) -> Option<T> {
     Some(f(caches))
 }
 
-fn count(hit: bool) {
-    if hit { &HITS } else { &MISSES }.fetch_add(1, Ordering::Relaxed);
+/// The entry under `key` in the cache `pick` chooses, counting the lookup.
+fn lookup<V: Clone>(key: Digest, pick: impl FnOnce(&mut Caches) -> &mut Generations<V>) -> Option<V> {
+    let found = with_caches(|c| pick(c).get(&key))?;
+    if found.is_some() { &HITS } else { &MISSES }.fetch_add(1, Ordering::Relaxed);
+    found
 }
 
 /// The key of a markup's parse: the package, the installed apps' asset names, the density and
@@ -150,9 +153,7 @@ pub(crate) fn parse_key(package: u64, assets: Digest, density: f32, xml: &str) -
 
 /// The parse kept under `key`, if any.
 pub(crate) fn parse(key: Digest) -> Option<Arc<ParsedLayout>> {
-    let found = with_caches(|c| c.parses.get(&key))?;
-    count(found.is_some());
-    found
+    lookup(key, |c| &mut c.parses)
 }
 
 /// Keeps `parsed` under `key`.
@@ -180,9 +181,7 @@ pub(crate) fn layout_key(views: Digest, area: Rect, density: f32) -> Digest {
 
 /// The layout kept under `key`, if any.
 pub(crate) fn layout(key: Digest) -> Option<Arc<Boxes>> {
-    let found = with_caches(|c| c.layouts.get(&key))?;
-    count(found.is_some());
-    found
+    lookup(key, |c| &mut c.layouts)
 }
 
 /// Keeps `boxes` under `key`.
