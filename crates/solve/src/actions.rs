@@ -63,6 +63,10 @@ pub const COMMIT_WORDS: &[&str] = &[
     "yes", "allow", "submit", "search", "set", "start", "reply", "forward", "share", "edit", "new",
 ];
 
+/// Words naming a field that finds things (`Search contacts`, `#search_view`): any name or value
+/// the goal gives is worth typing there, as much as into a field named like it.
+pub const SEARCH_WORDS: &[&str] = &["search", "find", "filter", "query", "lookup"];
+
 /// One action the search may take, with its cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
@@ -162,8 +166,9 @@ pub fn candidates(
                 // A value the path learnt (a reply, a tool result, an earlier screen) typed into
                 // a field the goal talks about (`Text message` for "text them the amount").
                 let field_in_goal = goal.matches(&field);
+                let finds = field.iter().any(|w| SEARCH_WORDS.contains(&w.as_str()));
                 for (i, t) in texts.iter().enumerate().filter(|(_, t)| t.text != node.text) {
-                    let matched = t.key.iter().any(|k| field.contains(k));
+                    let matched = finds || t.key.iter().any(|k| field.contains(k));
                     let learnt = i >= goal.candidates.len();
                     let base = if matched {
                         cost::TYPE_MATCHED

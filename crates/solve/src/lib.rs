@@ -10,8 +10,10 @@
 //! [`EvalContext::for_task`]; a candidate that passes is then played for real (the ending step
 //! taken on the episode, [`Episode::finish`]) and judged again before it counts.
 //!
-//! The search is best-first (a weighted cost, [`actions::Candidate::cost`], plus a progress
-//! estimate of the state): it is not guaranteed to find the shortest solution, but every
+//! The search is a portfolio of two best-first searches: first by a weighted cost
+//! ([`actions::Candidate::cost`]) plus an estimate of the state, then, when that found nothing
+//! within [`COST_STATES`], a best-first width search ([`novelty`]: states that show something new
+//! at their progress first). It is not guaranteed to find the shortest solution, but every
 //! solution it reports is the shortest it found, and is never longer than the bound (the
 //! reference's length, or the task's step budget). When the search space under the bound is
 //! exhausted ([`SolveOutcome::exhaustive`]), no shorter solution exists among the states the
@@ -22,6 +24,7 @@
 
 pub mod actions;
 pub mod mcp;
+pub mod novelty;
 pub mod text;
 
 use std::cmp::Reverse;
@@ -280,6 +283,13 @@ impl Snapshots {
         }
     }
 
+    /// Forgets every snapshot (a new search numbers its nodes afresh).
+    fn clear(&mut self) {
+        self.by_node.clear();
+        self.by_use.clear();
+        self.bytes = 0;
+    }
+
     /// The snapshot of `node`, marked as used.
     fn get(&mut self, node: usize) -> Option<Arc<EpisodeSnapshot>> {
         let (tick, snapshot, _) = self.by_node.get_mut(&node)?;
@@ -427,6 +437,34 @@ struct Node {
     action: Option<Action>,
     depth: u32,
     cost: i64,
+    /// Reached, judged and found not novel: waiting in the heap to be expanded.
+    deferred: bool,
+}
+
+/// How a search orders the states it reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strategy {
+    /// Best-first by the path's cost plus 4 × failing criteria − goal words shown.
+    Cost,
+    /// Best-first width search ([`novelty`]): novel states first, then by cost − goal words
+    /// shown − [`PROGRESS_WEIGHT`] × progress.
+    Width,
+}
+
+/// What a state's progress ([`novelty::Progress`]) is worth in action cost in the width search.
+const PROGRESS_WEIGHT: i64 = 3;
+
+/// The states the cost search may judge before the width search takes the rest of the budget.
+/// It finds 52 of its 55 starter solutions (at 4,000 states alone) within 1,500: a smaller budget
+/// is all its own, as before the width search existed.
+pub const COST_STATES: usize = 1500;
+
+/// The result of one search.
+struct Phase {
+    best: Option<Vec<Action>>,
+    expansions: usize,
+    first_solution_at: Option<usize>,
+    ran_out: bool,
 }
 
 struct Search<'a> {
@@ -482,119 +520,23 @@ impl<'a> Search<'a> {
         path
     }
 
+    /// The portfolio: the cost-ordered search for the first [`COST_STATES`] states (it finds
+    /// short solutions of short tasks fast), then, when it found none and the space under the
+    /// bound is not exhausted, the width search with the rest of the budget (it reaches further
+    /// on long tasks).
     fn run(mut self) -> Result<SolveOutcome, SolveError> {
-        let mut nodes = vec![Node { parent: None, action: None, depth: 0, cost: 0 }];
-        let mut heap: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
-        heap.push(Reverse((0, 0)));
-        let mut seen: HashMap<u128, u32> = HashMap::new();
-        let mut best: Option<Vec<Action>> = None;
-        // The longest solution still worth finding.
-        let mut max_len = self.bound;
-        let mut expansions = 0usize;
-        let mut limit = self.budget.max_expansions;
-        let mut ran_out = false;
-        let mut first_solution_at = None;
-        while let Some(Reverse((_, index))) = heap.pop() {
-            let depth = nodes[index].depth;
-            // A state at `depth` ends in a solution of `depth + 1` actions at the least.
-            if depth + 1 > max_len {
-                continue;
-            }
-            if expansions >= limit {
-                ran_out = true;
-                break;
-            }
-            let path = Self::path(&nodes, index);
-            let Some(episode) = self.walker.goto(&nodes, index)? else { continue };
-            expansions += 1;
-            // One evaluation judges both the state (progress, the key) and the `finish` ending.
-            let finished = episode.stopped_with(&COMPLETE)?;
-            let verdict = evaluate(&self.instance.criteria, &finished, &self.ctx);
-            let dynamic = text::dynamic_candidates(episode.trajectory(), &self.words);
-            let key = state_key(episode, &finished, &verdict, &dynamic);
-            if let Some(&d) = seen.get(&key)
-                && d <= depth
-            {
-                continue;
-            }
-            seen.insert(key, depth);
-            let tree = episode.tree().clone();
-            let display = episode.options().display;
-            // Endings: judged as the episode would end here, then played for real.
-            let mut found = verdict.success.then_some(COMPLETE);
-            if found.is_none() {
-                let endings = actions::endings(&self.wants, &tree, &self.words, &dynamic);
-                let mut answered: Option<phonebench_env::Trajectory> = None;
-                for ending in endings.into_iter().filter(|e| *e != COMPLETE) {
-                    let t = match (&ending, &answered) {
-                        // Answers differ only in their text: one trajectory, the text replaced
-                        // (what `stopped_with` gives for each).
-                        (Action::Answer { text }, Some(base)) => {
-                            let mut t = base.clone();
-                            t.answer = Some(text.clone());
-                            if let Some(last) = t.steps.last_mut() {
-                                last.raw = serde_json::to_string(&ending).unwrap_or_default();
-                                last.action = Some(ending.clone());
-                            }
-                            t
-                        }
-                        _ => {
-                            let t = episode.stopped_with(&ending)?;
-                            if matches!(ending, Action::Answer { .. }) {
-                                answered = Some(t.clone());
-                            }
-                            t
-                        }
-                    };
-                    if evaluate(&self.instance.criteria, &t, &self.ctx).success {
-                        found = Some(ending);
-                        break;
-                    }
-                }
-            }
-            if let Some(ending) = found
-                && let Some(v) = self.walker.confirm(&nodes, index, &ending)?
-                && v.success
-            {
-                let mut solution = path.clone();
-                solution.push(ending);
-                max_len = solution.len() as u32 - 1;
-                if best.is_none() {
-                    first_solution_at = Some(expansions);
-                    limit = limit.min(expansions.saturating_add(self.budget.improve_expansions));
-                }
-                best = Some(solution);
-                continue;
-            }
-            if depth + 2 > max_len {
-                // A child at depth + 1 would need depth + 2 actions: over the bound.
-                continue;
-            }
-            let tools = self.walker.tools.clone();
-            let Some(episode) = self.walker.goto(&nodes, index)? else { continue };
-            let failing = verdict.criteria.iter().filter(|c| !c.passed && !c.guard).count() as i64;
-            let seen_words = self.words.on_screen(&tree);
-            let estimate = 4 * failing - seen_words.min(6) as i64;
-            let candidates = actions::candidates(
-                &tree,
-                display,
-                self.instance,
-                &self.words,
-                &dynamic,
-                episode.trajectory(),
-                &tools,
-            );
-            if !candidates.is_empty() {
-                // Its children are stepped from here: one restore and one step each.
-                self.walker.keep(&nodes, index)?;
-            }
-            let parent_cost = nodes[index].cost;
-            for c in candidates {
-                let cost = parent_cost + c.cost;
-                nodes.push(Node { parent: Some(index), action: Some(c.action), depth: depth + 1, cost });
-                heap.push(Reverse((cost + estimate, nodes.len() - 1)));
-            }
+        let total = self.budget.max_expansions;
+        let mut result = self.phase(Strategy::Cost, total.min(COST_STATES), total)?;
+        if result.best.is_none() && result.ran_out {
+            self.walker.snapshots.clear();
+            let width = self.phase(Strategy::Width, total - result.expansions, total - result.expansions)?;
+            result = Phase {
+                first_solution_at: width.first_solution_at.map(|n| n + result.expansions),
+                expansions: width.expansions + result.expansions,
+                ..width
+            };
         }
+        let Phase { best, expansions, first_solution_at, ran_out } = result;
         let exhaustive = !ran_out;
         let steps_replayed = self.walker.steps;
         Ok(match best {
@@ -623,6 +565,173 @@ impl<'a> Search<'a> {
                 reason: Some(self.unsolved_reason(ran_out)),
             },
         })
+    }
+
+    /// One search from the task's start, `strategy` ordering the states, judging at most
+    /// `limit` states before a solution is found and `total` in all (the search for a shorter
+    /// one included).
+    fn phase(&mut self, strategy: Strategy, limit: usize, total: usize) -> Result<Phase, SolveError> {
+        let mut nodes = vec![Node { parent: None, action: None, depth: 0, cost: 0, deferred: false }];
+        // (tier, priority, node); the smallest first, ties to the node pushed first. The cost
+        // search keeps every node in tier 1 with priority cost + estimate. The width search:
+        // tier 0 is the start, 1 a child of a novel state, 2 a child of a state that was not
+        // novel, or such a state itself, waiting to be expanded (`novelty`); the priority is
+        // cost − goal words shown − 3 × progress.
+        let mut heap: BinaryHeap<Reverse<(u8, i64, usize)>> = BinaryHeap::new();
+        heap.push(Reverse((0, 0, 0)));
+        let mut seen: HashMap<u128, u32> = HashMap::new();
+        let mut novelty = novelty::Novelty::default();
+        let mut progress_of = novelty::Progress::default();
+        let mut best: Option<Vec<Action>> = None;
+        // The longest solution still worth finding.
+        let mut max_len = self.bound;
+        let mut expansions = 0usize;
+        let mut limit = limit;
+        let mut ran_out = false;
+        let mut first_solution_at = None;
+        while let Some(Reverse((tier, _, index))) = heap.pop() {
+            let depth = nodes[index].depth;
+            // A state at `depth` ends in a solution of `depth + 1` actions at the least.
+            if depth + 1 > max_len {
+                continue;
+            }
+            if expansions >= limit {
+                ran_out = true;
+                break;
+            }
+            let path = Self::path(&nodes, index);
+            let Some(episode) = self.walker.goto(&nodes, index)? else { continue };
+            expansions += 1;
+            // One evaluation judges both the state (progress, the key) and the `finish` ending.
+            let finished = episode.stopped_with(&COMPLETE)?;
+            let verdict = evaluate(&self.instance.criteria, &finished, &self.ctx);
+            let dynamic = text::dynamic_candidates(episode.trajectory(), &self.words);
+            let tree = episode.tree().clone();
+            let display = episode.options().display;
+            let foreground = episode.phone().and_then(|p| p.foreground_app().map(str::to_string));
+            // Values read on screens are many and mostly beside the point: only what the goal
+            // gives and what the user or a tool told count as progress.
+            let progress = match strategy {
+                Strategy::Cost => 0,
+                Strategy::Width => progress_of.of(
+                    &tree,
+                    &finished,
+                    &self.instance.criteria,
+                    &verdict,
+                    self.words.candidates.iter().chain(text::told_candidates(episode.trajectory()).iter()),
+                ),
+            };
+            // A state deferred as not novel was judged (no ending passed) and recorded when it
+            // was first reached: now it is only expanded.
+            let deferred = nodes[index].deferred;
+            if !deferred {
+                let key = state_key(episode, &finished, &verdict, &dynamic);
+                if let Some(&d) = seen.get(&key)
+                    && d <= depth
+                {
+                    continue;
+                }
+                seen.insert(key, depth);
+                // Endings: judged as the episode would end here, then played for real.
+                let mut found = verdict.success.then_some(COMPLETE);
+                if found.is_none() {
+                    let endings = actions::endings(&self.wants, &tree, &self.words, &dynamic);
+                    let mut answered: Option<phonebench_env::Trajectory> = None;
+                    for ending in endings.into_iter().filter(|e| *e != COMPLETE) {
+                        let t = match (&ending, &answered) {
+                            // Answers differ only in their text: one trajectory, the text
+                            // replaced (what `stopped_with` gives for each).
+                            (Action::Answer { text }, Some(base)) => {
+                                let mut t = base.clone();
+                                t.answer = Some(text.clone());
+                                if let Some(last) = t.steps.last_mut() {
+                                    last.raw = serde_json::to_string(&ending).unwrap_or_default();
+                                    last.action = Some(ending.clone());
+                                }
+                                t
+                            }
+                            _ => {
+                                let t = episode.stopped_with(&ending)?;
+                                if matches!(ending, Action::Answer { .. }) {
+                                    answered = Some(t.clone());
+                                }
+                                t
+                            }
+                        };
+                        if evaluate(&self.instance.criteria, &t, &self.ctx).success {
+                            found = Some(ending);
+                            break;
+                        }
+                    }
+                }
+                if let Some(ending) = found
+                    && let Some(v) = self.walker.confirm(&nodes, index, &ending)?
+                    && v.success
+                {
+                    let mut solution = path.clone();
+                    solution.push(ending);
+                    max_len = solution.len() as u32 - 1;
+                    if best.is_none() {
+                        first_solution_at = Some(expansions);
+                        limit = total.min(expansions.saturating_add(self.budget.improve_expansions));
+                    }
+                    best = Some(solution);
+                    continue;
+                }
+            }
+            if depth + 2 > max_len {
+                // A child at depth + 1 would need depth + 2 actions: over the bound.
+                continue;
+            }
+            let seen_words = self.words.on_screen(&tree).min(6) as i64;
+            let (priority, child_tier) = match strategy {
+                Strategy::Cost => {
+                    let failing = verdict.criteria.iter().filter(|c| !c.passed && !c.guard).count() as i64;
+                    (nodes[index].cost + 4 * failing - seen_words, 1)
+                }
+                Strategy::Width => {
+                    let priority = nodes[index].cost - seen_words - PROGRESS_WEIGHT * progress;
+                    if !deferred && tier < 2 {
+                        let atoms = novelty::atoms(&tree, foreground.as_deref(), &finished, &verdict);
+                        if !novelty.check(progress, depth, &atoms) {
+                            // Nothing new at this progress: expanded after every novel state.
+                            nodes[index].deferred = true;
+                            heap.push(Reverse((2, priority, index)));
+                            continue;
+                        }
+                    }
+                    (priority, if deferred || tier == 2 { 2 } else { 1 })
+                }
+            };
+            let tools = self.walker.tools.clone();
+            let Some(episode) = self.walker.goto(&nodes, index)? else { continue };
+            let candidates = actions::candidates(
+                &tree,
+                display,
+                self.instance,
+                &self.words,
+                &dynamic,
+                episode.trajectory(),
+                &tools,
+            );
+            if !candidates.is_empty() {
+                // Its children are stepped from here: one restore and one step each.
+                self.walker.keep(&nodes, index)?;
+            }
+            let parent_cost = nodes[index].cost;
+            for c in candidates {
+                let cost = parent_cost + c.cost;
+                nodes.push(Node {
+                    parent: Some(index),
+                    action: Some(c.action),
+                    depth: depth + 1,
+                    cost,
+                    deferred: false,
+                });
+                heap.push(Reverse((child_tier, priority + c.cost, nodes.len() - 1)));
+            }
+        }
+        Ok(Phase { best, expansions, first_solution_at, ran_out })
     }
 
     fn unsolved_reason(&self, ran_out: bool) -> String {

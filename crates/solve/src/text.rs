@@ -181,6 +181,20 @@ pub fn numbers(text: &str) -> Vec<String> {
 /// words with digits, and the whole reply when it is short; then what earlier screens on the
 /// path showed ([`screen_candidates`]).
 pub fn dynamic_candidates(trajectory: &Trajectory, goal: &GoalWords) -> Vec<TextCandidate> {
+    let mut out = told_candidates(trajectory);
+    let earlier = trajectory.screens.len().saturating_sub(1);
+    for c in screen_candidates(&trajectory.screens[..earlier], goal) {
+        if !goal.candidates.iter().any(|g| g.text == c.text) {
+            push(&mut out, c.text, c.key);
+        }
+    }
+    out
+}
+
+/// Text the episode was told: from each `ask_user` reply and MCP result, its quoted strings,
+/// its words with digits, and the whole reply when it is short (the first part of
+/// [`dynamic_candidates`]).
+pub fn told_candidates(trajectory: &Trajectory) -> Vec<TextCandidate> {
     let mut out = Vec::new();
     let replies = trajectory
         .exchanges
@@ -208,12 +222,6 @@ pub fn dynamic_candidates(trajectory: &Trajectory, goal: &GoalWords) -> Vec<Text
         }
         if reply.chars().count() <= 40 {
             push(&mut out, reply.trim_end_matches('.').to_string(), key.clone());
-        }
-    }
-    let earlier = trajectory.screens.len().saturating_sub(1);
-    for c in screen_candidates(&trajectory.screens[..earlier], goal) {
-        if !goal.candidates.iter().any(|g| g.text == c.text) {
-            push(&mut out, c.text, c.key);
         }
     }
     out
