@@ -3,41 +3,20 @@
 //! a later screen; and a search reaches the same outcome with and without snapshots.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-use std::path::Path;
+mod common;
 
-use phonebench_actions::{Action, Point, Target};
+use common::{centre, instance, root, step};
+use phonebench_actions::Action;
 use phonebench_env::{Episode, EpisodeOptions, TurnInput};
-use phonebench_phone::{Catalog, Phone, PhoneConfig};
+use phonebench_phone::Catalog;
 use phonebench_solve::mcp::Tools;
 use phonebench_solve::text::{GoalWords, dynamic_candidates};
 use phonebench_solve::{Budget, solve};
-use phonebench_tasks::{Suite, TaskInstance};
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-fn instance(catalog: &Catalog, id: &str) -> TaskInstance {
-    let suite = Suite::load(&root().join("suites/full")).unwrap();
-    let spec = suite.select(Some(id)).into_iter().next().unwrap();
-    let phone = Phone::new(catalog.clone(), PhoneConfig::default()).unwrap();
-    let mut rows =
-        |app: &str, sql: &str| phone.query_with(app, sql, &BTreeMap::new()).map_err(|e| e.to_string());
-    spec.instantiate(suite.manifest.seed, 0, &mut rows).unwrap()
-}
-
-fn step(episode: &mut Episode, action: Action) {
-    let raw = serde_json::to_string(&action).unwrap();
-    episode.step_turn(TurnInput::new(raw, Ok(action))).unwrap();
-}
 
 /// Taps the first element whose text contains `text`.
 fn tap_text(episode: &mut Episode, text: &str) {
-    let tree = episode.tree().clone();
-    let (_, node) = tree.iter().find(|(_, n)| n.text.contains(text)).unwrap();
-    let (x, y) = node.bounds.center();
-    step(episode, Action::Tap { target: Target::Point(Point::new(x, y)) });
+    let target = centre(episode, |n| n.text.contains(text));
+    step(episode, Action::Tap { target });
 }
 
 #[test]

@@ -3,42 +3,17 @@
 //! at its progress in as few actions).
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-use std::path::Path;
+mod common;
 
-use phonebench_actions::{Action, Point, Target};
-use phonebench_env::{Episode, EpisodeOptions, TurnInput};
+use common::{centre, instance, root, step};
+use phonebench_actions::Action;
+use phonebench_env::{Episode, EpisodeOptions};
 use phonebench_eval::{EvalContext, evaluate};
-use phonebench_phone::{Catalog, Phone, PhoneConfig};
+use phonebench_phone::Catalog;
 use phonebench_solve::novelty::{Novelty, Progress, atoms};
 use phonebench_solve::text::GoalWords;
 use phonebench_solve::{Budget, COMPLETE, SolveOutcome, solve};
-use phonebench_tasks::{Suite, TaskInstance};
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-fn instance(catalog: &Catalog, id: &str) -> TaskInstance {
-    let suite = Suite::load(&root().join("suites/full")).unwrap();
-    let spec = suite.select(Some(id)).into_iter().next().unwrap();
-    let phone = Phone::new(catalog.clone(), PhoneConfig::default()).unwrap();
-    let mut rows =
-        |app: &str, sql: &str| phone.query_with(app, sql, &BTreeMap::new()).map_err(|e| e.to_string());
-    spec.instantiate(suite.manifest.seed, 0, &mut rows).unwrap()
-}
-
-fn step(episode: &mut Episode, action: Action) {
-    let raw = serde_json::to_string(&action).unwrap();
-    episode.step_turn(TurnInput::new(raw, Ok(action))).unwrap();
-}
-
-fn centre(episode: &Episode, pick: impl Fn(&phonebench_uitree::Node) -> bool) -> Target {
-    let tree = episode.tree().clone();
-    let (_, node) = tree.iter().find(|(_, n)| pick(n)).unwrap();
-    let (x, y) = node.bounds.center();
-    Target::Point(Point::new(x, y))
-}
+use phonebench_tasks::TaskInstance;
 
 fn type_into(episode: &mut Episode, id: &str, text: &str) {
     let target = centre(episode, |n| n.resource_id.ends_with(id));
