@@ -6,7 +6,7 @@
 //! states are screens and databases. A state's *atoms* are the facts it shows: each element's
 //! id and text, the app in front, each tracked database's content, the exchanges and tool
 //! calls, the criteria that pass. A state is *novel* when one of its atoms was never seen in a
-//! state of equal [`progress`]. Novel states are expanded first (a form filled in one more way
+//! state of equal [`Progress`]. Novel states are expanded first (a form filled in one more way
 //! than before is not novel; a screen never seen is), which keeps the search from drowning in
 //! the combinations of fields and values a phone offers; the others wait, they are not dropped.
 
@@ -83,11 +83,12 @@ pub fn atoms(tree: &UiTree, foreground: Option<&str>, stopped: &Trajectory, verd
     out
 }
 
-/// How far a state got: 8 for each criterion that passes (4 for a check passing inside an
-/// `all`; see [`criteria_progress`] for those left out), plus 1 for each text candidate (a value of the goal, or one the path learnt) the
-/// state holds that the task's start did not: typed into a field on the screen, or newly stored
-/// in a tracked database. Saved values count as much as typed ones, so saving is not a step
-/// back; a criterion passing outweighs any number of values.
+/// How far a state got: 8 for each criterion that passes and 4 for each check passing inside
+/// an `all` that does not (guards, `changes` checks and negations left out), plus 1 for each
+/// text candidate given to it (a value of the goal, or one the user or a tool told) that is new
+/// to the phone and that a field on the screen holds exactly, or that a tracked database holds
+/// and did not at the start. Saved values count as much as typed ones, so saving is not a step
+/// back; a criterion passing outweighs a few values.
 #[derive(Debug, Default)]
 pub struct Progress {
     /// Whether a database content (by digest) holds a text its initial content did not.
