@@ -437,8 +437,9 @@ struct Node {
     action: Option<Action>,
     depth: u32,
     cost: i64,
-    /// Reached, judged and found not novel: waiting in the heap to be expanded.
-    deferred: bool,
+    /// Reached, judged and found not novel: waiting in the heap to be expanded, its children
+    /// with this priority.
+    deferred: Option<i64>,
 }
 
 /// How a search orders the states it reached.
@@ -571,7 +572,7 @@ impl<'a> Search<'a> {
     /// `limit` states before a solution is found and `total` in all (the search for a shorter
     /// one included).
     fn phase(&mut self, strategy: Strategy, limit: usize, total: usize) -> Result<Phase, SolveError> {
-        let mut nodes = vec![Node { parent: None, action: None, depth: 0, cost: 0, deferred: false }];
+        let mut nodes = vec![Node { parent: None, action: None, depth: 0, cost: 0, deferred: None }];
         // (tier, priority, node); the smallest first, ties to the node pushed first. The cost
         // search keeps every node in tier 1 with priority cost + estimate. The width search:
         // tier 0 is the start, 1 a child of a novel state, 2 a child of a state that was not
@@ -602,29 +603,21 @@ impl<'a> Search<'a> {
             let path = Self::path(&nodes, index);
             let Some(episode) = self.walker.goto(&nodes, index)? else { continue };
             expansions += 1;
-            // One evaluation judges both the state (progress, the key) and the `finish` ending.
-            let finished = episode.stopped_with(&COMPLETE)?;
-            let verdict = evaluate(&self.instance.criteria, &finished, &self.ctx);
             let dynamic = text::dynamic_candidates(episode.trajectory(), &self.words);
             let tree = episode.tree().clone();
             let display = episode.options().display;
-            let foreground = episode.phone().and_then(|p| p.foreground_app().map(str::to_string));
-            // Values read on screens are many and mostly beside the point: only what the goal
-            // gives and what the user or a tool told count as progress.
-            let progress = match strategy {
-                Strategy::Cost => 0,
-                Strategy::Width => progress_of.of(
-                    &tree,
-                    &finished,
-                    &self.instance.criteria,
-                    &verdict,
-                    self.words.candidates.iter().chain(text::told_candidates(episode.trajectory()).iter()),
-                ),
-            };
-            // A state deferred as not novel was judged (no ending passed) and recorded when it
-            // was first reached: now it is only expanded.
-            let deferred = nodes[index].deferred;
-            if !deferred {
+            let (priority, child_tier) = if let Some(priority) = nodes[index].deferred {
+                // Judged (no ending passed) and recorded when first reached, then deferred as not
+                // novel: now only expanded, its children after every novel state's.
+                if depth + 2 > max_len {
+                    continue;
+                }
+                (priority, 2)
+            } else {
+                // One evaluation judges both the state (progress, the key) and the `finish`
+                // ending.
+                let finished = episode.stopped_with(&COMPLETE)?;
+                let verdict = evaluate(&self.instance.criteria, &finished, &self.ctx);
                 let key = state_key(episode, &finished, &verdict, &dynamic);
                 if let Some(&d) = seen.get(&key)
                     && d <= depth
@@ -632,6 +625,14 @@ impl<'a> Search<'a> {
                     continue;
                 }
                 seen.insert(key, depth);
+                // What the width search measures needs the episode, which confirming an ending
+                // takes.
+                let width = (strategy == Strategy::Width).then(|| {
+                    (
+                        text::told_candidates(episode.trajectory()),
+                        episode.phone().and_then(|p| p.foreground_app().map(str::to_string)),
+                    )
+                });
                 // Endings: judged as the episode would end here, then played for real.
                 let mut found = verdict.success.then_some(COMPLETE);
                 if found.is_none() {
@@ -678,29 +679,43 @@ impl<'a> Search<'a> {
                     best = Some(solution);
                     continue;
                 }
-            }
-            if depth + 2 > max_len {
-                // A child at depth + 1 would need depth + 2 actions: over the bound.
-                continue;
-            }
-            let seen_words = self.words.on_screen(&tree).min(6) as i64;
-            let (priority, child_tier) = match strategy {
-                Strategy::Cost => {
-                    let failing = verdict.criteria.iter().filter(|c| !c.passed && !c.guard).count() as i64;
-                    (nodes[index].cost + 4 * failing - seen_words, 1)
+                if depth + 2 > max_len {
+                    // A child at depth + 1 would need depth + 2 actions: over the bound.
+                    continue;
                 }
-                Strategy::Width => {
-                    let priority = nodes[index].cost - seen_words - PROGRESS_WEIGHT * progress;
-                    if !deferred && tier < 2 {
-                        let atoms = novelty::atoms(&tree, foreground.as_deref(), &finished, &verdict);
-                        if !novelty.check(progress, depth, &atoms) {
-                            // Nothing new at this progress: expanded after every novel state.
-                            nodes[index].deferred = true;
-                            heap.push(Reverse((2, priority, index)));
-                            continue;
-                        }
+                let seen_words = self.words.on_screen(&tree).min(6) as i64;
+                match width {
+                    None => {
+                        let failing =
+                            verdict.criteria.iter().filter(|c| !c.passed && !c.guard).count() as i64;
+                        (nodes[index].cost + 4 * failing - seen_words, 1)
                     }
-                    (priority, if deferred || tier == 2 { 2 } else { 1 })
+                    Some((told, foreground)) => {
+                        // Each database hashed once, for progress and atoms both.
+                        let digests = novelty::database_digests(&finished);
+                        // Values read on screens are many and mostly beside the point: only
+                        // what the goal gives and what the user or a tool told count.
+                        let progress = progress_of.of(
+                            &tree,
+                            &finished,
+                            &digests,
+                            &self.instance.criteria,
+                            &verdict,
+                            self.words.candidates.iter().chain(told.iter()),
+                        );
+                        let priority = nodes[index].cost - seen_words - PROGRESS_WEIGHT * progress;
+                        if tier < 2 {
+                            let atoms =
+                                novelty::atoms(&tree, foreground.as_deref(), &finished, &digests, &verdict);
+                            if !novelty.check(progress, depth, &atoms) {
+                                // Nothing new at this progress: expanded after every novel state.
+                                nodes[index].deferred = Some(priority);
+                                heap.push(Reverse((2, priority, index)));
+                                continue;
+                            }
+                        }
+                        (priority, tier.max(1))
+                    }
                 }
             };
             let tools = self.walker.tools.clone();
@@ -726,7 +741,7 @@ impl<'a> Search<'a> {
                     action: Some(c.action),
                     depth: depth + 1,
                     cost,
-                    deferred: false,
+                    deferred: None,
                 });
                 heap.push(Reverse((child_tier, priority + c.cost, nodes.len() - 1)));
             }

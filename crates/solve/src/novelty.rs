@@ -52,10 +52,21 @@ fn digest(part: impl Hash) -> u64 {
     h.finish()
 }
 
+/// A digest of each tracked database's content as `stopped` ends with it, in its order.
+pub fn database_digests(stopped: &Trajectory) -> Vec<u64> {
+    stopped.databases.values().map(|pair| digest(&pair.last)).collect()
+}
+
 /// The facts a state shows: each element with a text (its id, text and description; typed text
-/// included), the app in front, each tracked database's content, each exchange and tool call,
-/// and each criterion that passes.
-pub fn atoms(tree: &UiTree, foreground: Option<&str>, stopped: &Trajectory, verdict: &Verdict) -> Vec<u64> {
+/// included), the app in front, each tracked database's content (`digests`,
+/// [`database_digests`]), each exchange and tool call, and each criterion that passes.
+pub fn atoms(
+    tree: &UiTree,
+    foreground: Option<&str>,
+    stopped: &Trajectory,
+    digests: &[u64],
+    verdict: &Verdict,
+) -> Vec<u64> {
     let mut out = Vec::new();
     for (id, node) in tree.iter() {
         if tree.window(tree.window_of(id)).kind == WindowKind::InputMethod {
@@ -66,8 +77,8 @@ pub fn atoms(tree: &UiTree, foreground: Option<&str>, stopped: &Trajectory, verd
         }
     }
     out.push(digest((1u8, foreground)));
-    for (app, pair) in &stopped.databases {
-        out.push(digest((2u8, app, &pair.last)));
+    for (app, d) in stopped.databases.keys().zip(digests) {
+        out.push(digest((2u8, app, d)));
     }
     for x in &stopped.exchanges {
         out.push(digest((3u8, &x.question, &x.answer)));
@@ -98,11 +109,13 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// The progress of the state with `tree`, ended as `stopped` and judged `verdict`.
+    /// The progress of the state with `tree`, ended as `stopped` (its databases' `digests`,
+    /// [`database_digests`]) and judged `verdict`.
     pub fn of<'c>(
         &mut self,
         tree: &UiTree,
         stopped: &Trajectory,
+        digests: &[u64],
         criteria: &[Criterion],
         verdict: &Verdict,
         candidates: impl Iterator<Item = &'c TextCandidate>,
@@ -117,11 +130,11 @@ impl Progress {
             })
             .map(|(_, n)| n.text.to_lowercase())
             .collect();
-        let changed: Vec<(u64, &phonebench_env::DatabasePair)> = stopped
-            .databases
-            .values()
-            .filter(|pair| pair.last != pair.initial)
-            .map(|pair| (digest(&pair.last), pair))
+        let changed: Vec<(u64, &phonebench_env::DatabasePair)> = digests
+            .iter()
+            .zip(stopped.databases.values())
+            .filter(|(_, pair)| pair.last != pair.initial)
+            .map(|(d, pair)| (*d, pair))
             .collect();
         let mut present: Vec<String> = Vec::new();
         for c in candidates {

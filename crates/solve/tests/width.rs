@@ -10,7 +10,7 @@ use phonebench_actions::Action;
 use phonebench_env::{Episode, EpisodeOptions};
 use phonebench_eval::{EvalContext, evaluate};
 use phonebench_phone::Catalog;
-use phonebench_solve::novelty::{Novelty, Progress, atoms};
+use phonebench_solve::novelty::{Novelty, Progress, atoms, database_digests};
 use phonebench_solve::text::GoalWords;
 use phonebench_solve::{Budget, COMPLETE, SolveOutcome, solve};
 use phonebench_tasks::TaskInstance;
@@ -24,7 +24,14 @@ fn type_into(episode: &mut Episode, id: &str, text: &str) {
 fn progress(measure: &mut Progress, task: &TaskInstance, goal: &GoalWords, episode: &Episode) -> i64 {
     let stopped = episode.stopped_with(&COMPLETE).unwrap();
     let verdict = evaluate(&task.criteria, &stopped, &EvalContext::for_task(task));
-    measure.of(episode.tree(), &stopped, &task.criteria, &verdict, goal.candidates.iter())
+    measure.of(
+        episode.tree(),
+        &stopped,
+        &database_digests(&stopped),
+        &task.criteria,
+        &verdict,
+        goal.candidates.iter(),
+    )
 }
 
 #[test]
@@ -86,7 +93,7 @@ fn atoms_tell_screens_and_typed_text_apart() {
         let stopped = episode.stopped_with(&COMPLETE).unwrap();
         let verdict = evaluate(&task.criteria, &stopped, &EvalContext::for_task(&task));
         let front = episode.phone().and_then(|p| p.foreground_app().map(str::to_string));
-        atoms(episode.tree(), front.as_deref(), &stopped, &verdict)
+        atoms(episode.tree(), front.as_deref(), &stopped, &database_digests(&stopped), &verdict)
     };
     let list = of(&episode);
     assert_eq!(list, of(&episode), "atoms are deterministic");
