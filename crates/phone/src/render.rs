@@ -107,7 +107,8 @@ pub(crate) struct ScreenCache {
     /// The markup the template rendered, and the views parsed from it before the frame's state
     /// (fields, pager pages, focus) went in: markup rendered again unchanged is not parsed again.
     xml: String,
-    parsed: ParsedLayout,
+    /// Shared with [`crate::shared`] and the render that made it: cloned only to be reparsed.
+    parsed: Arc<ParsedLayout>,
     /// The template's `window` calls (virtualised lists), in order, with the rows rendered.
     windows: Windows,
 }
@@ -168,7 +169,7 @@ impl SystemLayouts {
 struct Rendered {
     view: View,
     xml: String,
-    parsed: ParsedLayout,
+    parsed: Arc<ParsedLayout>,
     windows: Windows,
     /// The markup's key in [`crate::shared`] (`None`: the phone does not share).
     parse_key: Option<crate::shared::Digest>,
@@ -234,7 +235,7 @@ impl Phone {
         // The same screen's last render when something it depends on changed: its markup and
         // layout let this render redo only what differs.
         let mut stale: Option<ScreenCache> = None;
-        let mut rendered: Option<(String, ParsedLayout, Windows)> = None;
+        let mut rendered: Option<(String, Arc<ParsedLayout>, Windows)> = None;
         // A screen that fails on the app's own data (template, markup, SQL, a limit) shows
         // Android's "<App> keeps stopping" instead: the agent sees the error and can go back.
         let mut crash: Option<(usize, String)> = None;
@@ -821,12 +822,12 @@ impl Phone {
                 let parsed = match same_screen {
                     Some(c) if c.xml == xml => take_parsed(&mut c.parsed),
                     same_screen => match key.and_then(crate::shared::parse) {
-                        Some(shared) => (*shared).clone(),
+                        Some(shared) => shared,
                         None => {
                             let reparsed = same_screen.and_then(|c| {
                                 crate::markup::reparse_changed(
                                     &c.xml,
-                                    take_parsed(&mut c.parsed),
+                                    Arc::unwrap_or_clone(take_parsed(&mut c.parsed)),
                                     &xml,
                                     &package.manifest.package,
                                     self.config.display.density(),
@@ -837,8 +838,9 @@ impl Phone {
                                 Some(parsed) => parsed,
                                 None => self.parse_screen(i, &package, &file, &template, &xml)?,
                             };
+                            let parsed = Arc::new(parsed);
                             if let Some(key) = key {
-                                crate::shared::keep_parse(key, Arc::new(parsed.clone()));
+                                crate::shared::keep_parse(key, Arc::clone(&parsed));
                             }
                             parsed
                         }
@@ -920,8 +922,8 @@ impl Phone {
 }
 
 /// Moves a kept parse out of a cache entry that is being replaced (leaving an empty one).
-fn take_parsed(parsed: &mut ParsedLayout) -> ParsedLayout {
-    std::mem::replace(parsed, ParsedLayout { root: View::new("", Kind::Group), ranges: Vec::new() })
+fn take_parsed(parsed: &mut Arc<ParsedLayout>) -> Arc<ParsedLayout> {
+    std::mem::replace(parsed, Arc::new(ParsedLayout { root: View::new("", Kind::Group), ranges: Vec::new() }))
 }
 
 fn render_error(file: &std::path::Path, err: &minijinja::Error) -> String {

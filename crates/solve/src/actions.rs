@@ -126,6 +126,16 @@ fn is_editable(node: &phonebench_uitree::Node) -> bool {
         || node.class.ends_with("AutoCompleteTextView")
 }
 
+/// Typing `text` into `target`, then with Enter pressed (one more [`cost::ENTER`]).
+fn push_typing(out: &mut Vec<Candidate>, text: &str, target: Target, cost: i64) {
+    for enter in [false, true] {
+        out.push(Candidate {
+            action: Action::Type { text: text.to_string(), target: Some(target.clone()), clear: true, enter },
+            cost: cost + if enter { cost::ENTER } else { 0 },
+        });
+    }
+}
+
 /// The actions on this screen, in a fixed order (document order of the elements, then the
 /// others), each once.
 pub fn candidates(
@@ -177,16 +187,12 @@ pub fn candidates(
                     } else {
                         cost::TYPE
                     };
-                    for enter in [false, true] {
-                        out.push(Candidate {
-                            action: Action::Type {
-                                text: t.text.clone(),
-                                target: Some(target()),
-                                clear: true,
-                                enter,
-                            },
-                            cost: base + if enter { cost::ENTER } else { 0 },
-                        });
+                    push_typing(&mut out, &t.text, target(), base);
+                }
+                if finds {
+                    // A name the goal gives, searched for (`Denver`): what an agent types there.
+                    for term in goal.search_terms.iter().filter(|t| **t != node.text) {
+                        push_typing(&mut out, term, target(), cost::TYPE_MATCHED);
                     }
                 }
             }

@@ -60,6 +60,9 @@ pub struct GoalWords {
     pub candidates: Vec<TextCandidate>,
     /// The digits of the goal's numbers.
     pub digits: BTreeSet<char>,
+    /// Names the goal gives that are not candidates ([`names`]): typed only into fields that
+    /// find things (a search for "Denver"), where a name is what an agent would type.
+    pub search_terms: Vec<String>,
 }
 
 impl GoalWords {
@@ -96,7 +99,9 @@ impl GoalWords {
         }
         // Zero pads keypad entries (`1`, `2`, `00` for 12 minutes).
         let digits = instance.goal.chars().filter(char::is_ascii_digit).chain(std::iter::once('0')).collect();
-        GoalWords { words, candidates, digits }
+        let search_terms =
+            names(&instance.goal).into_iter().filter(|n| !candidates.iter().any(|c| &c.text == n)).collect();
+        GoalWords { words, candidates, digits, search_terms }
     }
 
     /// How many of the goal's words the screen shows (texts and content descriptions).
@@ -141,6 +146,49 @@ fn push(out: &mut Vec<TextCandidate>, text: String, key: Vec<String>) {
         return;
     }
     out.push(TextCandidate { text, key });
+}
+
+/// The names in `text`: runs of capitalised words (`Denver`, `Wi-Fi`, `Battery Saver`), a
+/// possessive's `'s` cut; a comma, a possessive or a sentence's end ends a run. The first word
+/// of a sentence is capitalised whatever it is, so it counts only as the start of a longer run
+/// (`Farah Okafor sent…`, not `Check that…`).
+pub fn names(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    let mut run_starts_sentence = false;
+    let flush = |run: &mut Vec<&str>, starts_sentence: bool, out: &mut Vec<String>| {
+        if run.len() > usize::from(starts_sentence) {
+            let name = run.join(" ");
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        run.clear();
+    };
+    let mut sentence_start = true;
+    for token in text.split_whitespace() {
+        let trimmed = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let word = trimmed.strip_suffix("'s").or_else(|| trimmed.strip_suffix("’s"));
+        let possessive = word.is_some();
+        let word = word.unwrap_or(trimmed);
+        let capitalised =
+            word.chars().next().is_some_and(char::is_uppercase) && word.chars().any(char::is_lowercase);
+        if capitalised {
+            if run.is_empty() {
+                run_starts_sentence = sentence_start;
+            }
+            run.push(word);
+        } else {
+            flush(&mut run, run_starts_sentence, &mut out);
+        }
+        let end = token.trim_end_matches(['"', '\'', '”', ')']);
+        sentence_start = end.ends_with(['.', '!', '?', ':']);
+        if sentence_start || possessive || end.ends_with([',', ';']) {
+            flush(&mut run, run_starts_sentence, &mut out);
+        }
+    }
+    flush(&mut run, run_starts_sentence, &mut out);
+    out
 }
 
 /// Strings between quotes (`"…"`, `“…”`, `'…'` when it does not look like an apostrophe).
@@ -341,5 +389,16 @@ mod tests {
         assert_eq!(quoted(r#"Rename it to "Groceries" and 'Work'; don't"#), vec!["Groceries", "Work"]);
         assert_eq!(numbers("Set an alarm at 7:30, call (206) 555-0181."), vec!["7:30", "206", "555-0181"]);
         assert_eq!(words("Add the new contact: Nadia"), vec!["add", "new", "contact", "nadia"]);
+        assert_eq!(names("What's the confirmation code for my flight to Denver?"), vec!["Denver"]);
+        assert_eq!(
+            names("Test the Settings search: search for Wi-Fi, open the Wi-Fi result. Then stop."),
+            vec!["Settings", "Wi-Fi"]
+        );
+        assert_eq!(names("Check that Battery Saver can be reached"), vec!["Battery Saver"]);
+        assert_eq!(names("Reply to Ingrid's book club email, I said"), vec!["Ingrid"]);
+        assert_eq!(
+            names("Farah Okafor sent me a link. Forward it to Ana Lima"),
+            vec!["Farah Okafor", "Ana Lima"]
+        );
     }
 }
