@@ -921,9 +921,13 @@ impl Phone {
     }
 }
 
-/// Moves a kept parse out of a cache entry that is being replaced (leaving an empty one).
+/// Moves a kept parse out of a cache entry that is being replaced, leaving the one empty parse
+/// in its place: taking is on every render's path, so it does not allocate.
 fn take_parsed(parsed: &mut Arc<ParsedLayout>) -> Arc<ParsedLayout> {
-    std::mem::replace(parsed, Arc::new(ParsedLayout { root: View::new("", Kind::Group), ranges: Vec::new() }))
+    static EMPTY: std::sync::LazyLock<Arc<ParsedLayout>> = std::sync::LazyLock::new(|| {
+        Arc::new(ParsedLayout { root: View::new("", Kind::Group), ranges: Vec::new() })
+    });
+    std::mem::replace(parsed, Arc::clone(&EMPTY))
 }
 
 fn render_error(file: &std::path::Path, err: &minijinja::Error) -> String {
