@@ -32,6 +32,11 @@ pub struct SolveArgs {
     pub(crate) threads: Option<usize>,
     #[command(flatten)]
     pub(crate) mcp: McpArgs,
+    /// Do not search: walk each task's reference and show, step by step, whether the search's
+    /// action space offers the step, at what cost, and how many cheaper siblings it has (where
+    /// the oracle falls off a known solution)
+    #[arg(long)]
+    pub(crate) explain: bool,
 }
 
 /// The search budget: counts, never time, so results are the same on every machine.
@@ -147,6 +152,9 @@ fn totals(results: &[OracleResult], budget: Budget) -> Totals {
 
 /// `phonebench solve`; `Ok(false)` when some task is unsolved.
 pub fn solve(args: &SolveArgs) -> Result<bool> {
+    if args.explain {
+        return explain(args);
+    }
     let started = Instant::now();
     let budget = args.budget.budget();
     let results = oracle_results(
@@ -210,4 +218,86 @@ pub fn solve(args: &SolveArgs) -> Result<bool> {
         );
     }
     Ok(t.solved == t.tasks)
+}
+
+/// `phonebench solve --explain`: each selected task's reference walked through the search's
+/// action space (`phonebench_solve::explain`); `Ok(false)` when some reference step is not
+/// offered or its ending is not.
+fn explain(args: &SolveArgs) -> Result<bool> {
+    let (suite, catalog) = load(&args.suite)?;
+    let seed = args.seed.unwrap_or(suite.manifest.seed);
+    let specs = suite.select(args.tasks.as_deref());
+    if specs.is_empty() {
+        bail!("no task matches `{}`", args.tasks.as_deref().unwrap_or("*"));
+    }
+    let config = args.mcp.config()?;
+    let mut all_offered = true;
+    for spec in &specs {
+        let instance =
+            phonebench_runner::instantiate(&catalog, spec, seed, 0).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let tools = phonebench_solve::mcp::Tools::for_task(&instance, &config);
+        let mut agent = phonebench_agents::ReferenceAgent::new(instance.reference.clone());
+        let walked = phonebench_solve::explain::explain(&catalog, &instance, &tools, |tree| {
+            let action = agent.decide(tree);
+            match agent.failure.take() {
+                Some(why) => Err(why),
+                None => Ok(action),
+            }
+        })
+        .map_err(|e| anyhow::anyhow!("{}: {e}", instance.task_id))?;
+        let offered = walked.steps.iter().all(|s| s.cost.is_some())
+            && walked.ending.as_ref().is_some_and(|(_, offered)| *offered);
+        all_offered &= offered;
+        if args.json {
+            let mut line = serde_json::to_value(&walked)?;
+            if let Some(o) = line.as_object_mut() {
+                o.shift_insert(0, "kind".into(), "explain".into());
+            }
+            out!("{}", serde_json::to_string(&line)?)?;
+            continue;
+        }
+        out!("{}", walked.task)?;
+        out!(
+            "  {:>4} {:>5} {:>8} {:>8} {:>10} {:>8} {:>6}  action",
+            "step",
+            "cost",
+            "cheaper",
+            "as cheap",
+            "candidates",
+            "failing",
+            "words"
+        )?;
+        for s in &walked.steps {
+            let cost = s.cost.map_or_else(|| "NONE".into(), |c| c.to_string());
+            out!(
+                "  {:>4} {:>5} {:>8} {:>8} {:>10} {:>8} {:>6}  {}",
+                s.number,
+                cost,
+                s.cheaper,
+                s.as_cheap,
+                s.candidates,
+                s.failing,
+                s.goal_words_shown,
+                serde_json::to_string(&s.action)?
+            )?;
+            for (action, cost) in &s.instead {
+                out!(
+                    "  {:>4} {cost:>5} {:>44}  offered instead: {}",
+                    "",
+                    "",
+                    serde_json::to_string(action)?
+                )?;
+            }
+        }
+        match &walked.ending {
+            Some((action, offered)) => out!(
+                "  ending {} ({}), the reference {}",
+                serde_json::to_string(action)?,
+                if *offered { "a passing ending is offered" } else { "NO passing ending offered" },
+                if walked.passes { "passes" } else { "FAILS" }
+            )?,
+            None => out!("  stopped: {}", walked.stopped.as_deref().unwrap_or("?"))?,
+        }
+    }
+    Ok(all_offered)
 }

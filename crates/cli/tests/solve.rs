@@ -64,7 +64,7 @@ fn a_retrieval_task_is_answered_from_what_the_screen_shows() {
         "clock.city_time",
         "--json",
         "--max-expansions",
-        "400",
+        "1000",
     ]);
     assert!(ok, "{stdout}{stderr}");
     let t = &json_lines(&stdout)[0];
@@ -156,9 +156,9 @@ fn validate_oracle_flags_a_reference_longer_than_the_oracles_solution() {
         suite,
         "--oracle",
         "--max-expansions",
-        "200",
+        "600",
         "--improve-expansions",
-        "60",
+        "400",
     ]);
     assert!(!ok, "{stdout}{stderr}");
     assert!(stdout.contains("FAIL  contacts.create"), "{stdout}");
@@ -170,4 +170,28 @@ fn validate_oracle_flags_a_reference_longer_than_the_oracles_solution() {
     let (ok, stdout, stderr) = phonebench(&["validate", "--suite", suite]);
     assert!(ok, "{stdout}{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn explain_walks_the_reference_through_the_action_space() {
+    // `contacts.add_email`'s reference taps goal words and types values into their fields:
+    // every step is offered at cost 2, and the closing `finish` passes.
+    let (ok, stdout, stderr) =
+        phonebench(&["solve", "--suite", "starter", "--tasks", "contacts.add_email", "--explain", "--json"]);
+    assert!(ok, "{stdout}{stderr}");
+    let lines = json_lines(&stdout);
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let walked = &lines[0];
+    assert_eq!(walked["kind"], "explain");
+    assert_eq!(walked["task"], "contacts.add_email");
+    assert_eq!(walked["passes"], true, "{walked}");
+    assert_eq!(walked["ending"][1], true, "{walked}");
+    let steps = walked["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 6, "{walked}");
+    assert!(steps.iter().all(|s| s["cost"] == 2), "{walked}");
+    // Text mode: a table, and exit 1 when a step is not offered (a composed message).
+    let (ok, stdout, _) =
+        phonebench(&["solve", "--suite", "starter", "--tasks", "mcp.convert_and_text", "--explain"]);
+    assert!(!ok, "{stdout}");
+    assert!(stdout.contains("NONE") && stdout.contains("offered instead"), "{stdout}");
 }

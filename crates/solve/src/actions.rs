@@ -2,7 +2,8 @@
 //!
 //! From the screen's elements: tap what is clickable, long-press what is long-clickable, scroll
 //! scrollable containers up and down, type each text candidate into each editable field (with and
-//! without Enter); and Back, `wait`, `open_app` for the task's apps not in front, and `ask_user`
+//! without Enter); and Back, `wait` (and a wait as long as each length of time the goal gives),
+//! `open_app` for the task's apps not in front, and `ask_user`
 //! (the goal as the question, once) when the task has a simulated user. Touches aim at the
 //! element's centre, as the reference agent's do, and only where the touch would reach the
 //! element (not under a dialog); two elements with one centre are one action. Keyboard keys are
@@ -227,6 +228,10 @@ pub fn candidates(
     }
     out.push(Candidate { action: Action::Key { key: Key::Back }, cost: cost::BACK });
     out.push(Candidate { action: Action::Wait { ms: None }, cost: cost::WAIT });
+    // As long as the goal says (a timer's length): the default wait is seconds.
+    for &ms in &goal.durations_ms {
+        out.push(Candidate { action: Action::Wait { ms: Some(ms) }, cost: cost::WAIT });
+    }
     let front = tree.windows().iter().map(|w| tree.node(w.root).package.as_str()).collect::<Vec<_>>();
     for app in &instance.apps {
         // `open_app` brings an app to the front: offered for the task's apps not already there.

@@ -63,6 +63,9 @@ pub struct GoalWords {
     /// Names the goal gives that are not candidates ([`names`]): typed only into fields that
     /// find things (a search for "Denver"), where a name is what an agent would type.
     pub search_terms: Vec<String>,
+    /// Lengths of time the goal gives ([`durations_ms`]): how long a `wait` may be worth
+    /// (a timer of 2 minutes rings after 2 minutes).
+    pub durations_ms: Vec<u64>,
 }
 
 impl GoalWords {
@@ -101,7 +104,8 @@ impl GoalWords {
         let digits = instance.goal.chars().filter(char::is_ascii_digit).chain(std::iter::once('0')).collect();
         let search_terms =
             names(&instance.goal).into_iter().filter(|n| !candidates.iter().any(|c| &c.text == n)).collect();
-        GoalWords { words, candidates, digits, search_terms }
+        let durations_ms = durations_ms(&instance.goal);
+        GoalWords { words, candidates, digits, search_terms, durations_ms }
     }
 
     /// How many of the goal's words the screen shows (texts and content descriptions).
@@ -209,6 +213,39 @@ pub fn quoted(text: &str) -> Vec<String> {
             rest = &after[end + close.len_utf8()..];
         }
     }
+    out
+}
+
+/// Lengths of time `text` gives, in milliseconds: each number followed by a unit (`2 minutes`,
+/// `90 s`, `1.5 hours`, `10-minute`), then, when there are several, their sum (`1 hour 30
+/// minutes`); each once, in order.
+pub fn durations_ms(text: &str) -> Vec<u64> {
+    let tokens: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == '-' || c == ',' || c == '(' || c == ')')
+        .map(|w| w.trim_end_matches(['.', '!', '?', ';', ':']))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out: Vec<u64> = Vec::new();
+    for pair in tokens.windows(2) {
+        let Ok(n) = pair[0].parse::<f64>() else { continue };
+        let unit_ms = match pair[1].to_lowercase().as_str() {
+            "ms" | "millisecond" | "milliseconds" => 1.0,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1_000.0,
+            "min" | "mins" | "minute" | "minutes" => 60_000.0,
+            "h" | "hr" | "hrs" | "hour" | "hours" => 3_600_000.0,
+            _ => continue,
+        };
+        let ms = n * unit_ms;
+        if ms.is_finite() && ms > 0.0 && ms <= phonebench_phone::MAX_WAIT_MS as f64 {
+            out.push(ms.round() as u64);
+        }
+    }
+    let sum: u64 = out.iter().sum();
+    if out.len() > 1 && sum <= phonebench_phone::MAX_WAIT_MS as u64 {
+        out.push(sum);
+    }
+    let mut seen = BTreeSet::new();
+    out.retain(|d| seen.insert(*d));
     out
 }
 
@@ -383,6 +420,14 @@ pub fn screen_candidates(screens: &[phonebench_env::ScreenRecord], goal: &GoalWo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(durations_ms("Start a timer for 2 minutes."), vec![120_000]);
+        assert_eq!(durations_ms("a 1 hour 30 minutes drive"), vec![3_600_000, 1_800_000, 5_400_000]);
+        assert_eq!(durations_ms("a 10-minute break, then 90 s"), vec![600_000, 90_000, 690_000]);
+        assert_eq!(durations_ms("call 555 0182 at 7:30"), Vec::<u64>::new());
+    }
 
     #[test]
     fn quotes_numbers_and_words() {

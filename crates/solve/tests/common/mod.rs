@@ -1,6 +1,8 @@
 //! What the solve crate's tests share: the repository's apps and suite, an instance of a task
 //! as `phonebench run` sets it up, and a scripted step.
 #![allow(clippy::unwrap_used)]
+// Each test file uses a part of it.
+#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::path::Path;

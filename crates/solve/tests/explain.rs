@@ -1,0 +1,91 @@
+//! `explain`: a task's reference walked through the search's action space, each step found
+//! among the candidates (or not, with what is offered instead).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{instance, root};
+use phonebench_actions::Action;
+use phonebench_agents::ReferenceAgent;
+use phonebench_phone::Catalog;
+use phonebench_solve::explain::{Explanation, explain};
+use phonebench_solve::mcp::Tools;
+
+fn walk(catalog: &Catalog, id: &str) -> (phonebench_tasks::TaskInstance, Explanation) {
+    let task = instance(catalog, id);
+    let tools = Tools::for_task(&task, &phonebench_mcp::McpConfig::default());
+    let mut agent = ReferenceAgent::new(task.reference.clone());
+    let walked = explain(catalog, &task, &tools, |tree| {
+        let action = agent.decide(tree);
+        agent.failure.take().map_or(Ok(action), Err)
+    })
+    .unwrap();
+    (task, walked)
+}
+
+#[test]
+fn every_step_of_a_plain_reference_is_offered_at_its_cost() {
+    let catalog = Catalog::load_dir(&root().join("apps")).unwrap();
+    let (task, walked) = walk(&catalog, "contacts.add_email");
+    assert!(walked.passes, "{walked:?}");
+    assert_eq!(walked.stopped, None);
+    assert_eq!(walked.steps.len() + 1, task.reference.len() + 1, "{walked:?}");
+    for s in &walked.steps {
+        // Every step of this reference taps a goal word or types a value into its field.
+        assert_eq!(s.cost, Some(2), "{s:?}");
+        assert!(s.candidates > s.cheaper + s.as_cheap, "{s:?}");
+        assert!(s.instead.is_empty(), "{s:?}");
+    }
+    let (ending, offered) = walked.ending.clone().unwrap();
+    assert!(matches!(ending, Action::Finish { .. }) && offered, "{walked:?}");
+}
+
+#[test]
+fn a_composed_text_is_not_offered_and_the_learnt_value_is_shown_instead() {
+    let catalog = Catalog::load_dir(&root().join("apps")).unwrap();
+    let (_, walked) = walk(&catalog, "mcp.convert_and_text");
+    assert!(walked.passes, "{walked:?}");
+    // The finance tool's call is offered with the goal's amount and currencies.
+    assert!(matches!(walked.steps[0].action, Action::McpCall { .. }), "{walked:?}");
+    assert!(walked.steps[0].cost.is_some(), "{walked:?}");
+    // "<converted> <code>" is no candidate; the converted number the tool answered is, on the
+    // same field.
+    let composed = walked
+        .steps
+        .iter()
+        .find(|s| matches!(&s.action, Action::Type { text, .. } if text.contains(' ') && text.ends_with(char::is_uppercase)))
+        .unwrap();
+    assert_eq!(composed.cost, None, "{composed:?}");
+    let Action::Type { text, .. } = &composed.action else { unreachable!() };
+    let number = text.split(' ').next().unwrap();
+    assert!(
+        composed.instead.iter().any(|(a, _)| matches!(a, Action::Type { text, .. } if text == number)),
+        "{composed:?}"
+    );
+}
+
+#[test]
+fn a_wait_as_long_as_the_goal_says_is_offered() {
+    let catalog = Catalog::load_dir(&root().join("apps")).unwrap();
+    let (task, walked) = walk(&catalog, "clock.test_timer_ring");
+    let minutes: u64 = task.goal.split("key in ").nth(1).unwrap()[..1].parse().unwrap();
+    // The reference waits 5 minutes; the goal's timer is `minutes` long: that wait is offered.
+    let wait = walked.steps.iter().find(|s| matches!(s.action, Action::Wait { .. })).unwrap();
+    assert_eq!(wait.cost, None, "{wait:?}");
+    assert!(wait.instead.iter().any(|(a, _)| *a == Action::Wait { ms: Some(minutes * 60_000) }), "{wait:?}");
+}
+
+#[test]
+fn failing_checks_fall_as_a_sequence_holds_step_by_step() {
+    // The timer test's criteria are a sequence (the tab, Start, "Time's up", Stop) and an `all`
+    // of events: counted whole, they fail until the end; counted by checks, each step that
+    // makes one hold lowers the count.
+    let catalog = Catalog::load_dir(&root().join("apps")).unwrap();
+    let (task, walked) = walk(&catalog, "clock.test_timer_ring");
+    let failing: Vec<i64> = walked.steps.iter().map(|s| s.failing).collect();
+    assert!(failing.windows(2).all(|w| w[1] <= w[0]), "{failing:?}");
+    let drops = failing.windows(2).filter(|w| w[1] < w[0]).count();
+    assert!(drops >= 3, "{failing:?}");
+    let whole = task.criteria.iter().filter(|c| !c.guard).count() as i64;
+    assert!(failing[0] > whole, "{failing:?} vs {whole} criteria");
+}
