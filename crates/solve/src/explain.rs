@@ -80,7 +80,7 @@ pub struct Explanation {
 const MAX_WALK: usize = 200;
 
 /// Walks the path `decide` plays from `instance`'s start (it is asked for each next action on
-/// the current screen, as an agent is; `None` ends the walk early, with the reason) and explains
+/// the current screen, as an agent is; `Err` ends the walk early, with the reason) and explains
 /// each step. MCP calls are answered by the task's built-in servers, as in the search.
 pub fn explain(
     catalog: &Catalog,
