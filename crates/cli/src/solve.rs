@@ -243,8 +243,21 @@ fn explain(args: &SolveArgs) -> Result<bool> {
                 Some(why) => Err(why),
                 None => Ok(action),
             }
-        })
-        .map_err(|e| anyhow::anyhow!("{}: {e}", instance.task_id))?;
+        });
+        // A task whose episode fails is reported and the others go on, as `solve` does.
+        let walked = match walked {
+            Ok(w) => w,
+            Err(e) => {
+                all_offered = false;
+                if args.json {
+                    let line = serde_json::json!({"kind": "explain", "task": instance.task_id, "error": e.to_string()});
+                    out!("{}", serde_json::to_string(&line)?)?;
+                } else {
+                    out!("{}\n  error: {e}", instance.task_id)?;
+                }
+                continue;
+            }
+        };
         let offered = walked.steps.iter().all(|s| s.cost.is_some())
             && walked.ending.as_ref().is_some_and(|(_, offered)| *offered);
         all_offered &= offered;

@@ -29,17 +29,21 @@ pub struct StepExplanation {
     /// The cost of the cheapest candidate reaching the same state as the step (`None`: the
     /// step is not in the action space, so the search cannot take this path).
     pub cost: Option<i64>,
-    /// Candidates strictly cheaper than that one (siblings the search tries first).
+    /// Candidates strictly cheaper than that one (siblings the search tries first); 0 when the
+    /// step is not offered.
     pub cheaper: usize,
-    /// Other candidates as cheap as that one (siblings tried alongside it).
+    /// Other candidates as cheap as that one (siblings tried alongside it); 0 when the step is
+    /// not offered.
     pub as_cheap: usize,
     /// Checks failing before the step ([`failing_checks`]): the cost search's estimate is 4 ×
-    /// this − goal words shown.
+    /// this − min(6, goal words shown).
     pub failing: i64,
     /// Goal words the screen shows before the step (at most 6 count).
     pub goal_words_shown: usize,
     /// When the step is not offered: what the search offers instead on the same element (the
-    /// texts it would type there, say), with their costs; at most [`MAX_INSTEAD`].
+    /// texts it would type there, say; for an action without a point, such as an MCP call or a
+    /// wait, every candidate of its kind), with their costs, in the candidates' order; at most
+    /// [`MAX_INSTEAD`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub instead: Vec<(Action, i64)>,
 }
@@ -101,7 +105,7 @@ pub fn explain(
     };
     for number in 1..=MAX_WALK {
         if episode.is_done() {
-            out.stopped = Some("the episode ended (its step budget)".into());
+            out.stopped = Some("the episode ended before the path did (its step budget)".into());
             return Ok(out);
         }
         let tree = episode.tree().clone();

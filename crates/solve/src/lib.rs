@@ -204,9 +204,19 @@ where
 
 /// The checks still failing: each failing criterion (guards left out) counts its failing
 /// checks, through `all`, `sequence` and `consecutive` (a sequence's prefix that held counts as
-/// passed); any other failing criterion counts one. A step that makes one check of a criterion
-/// pass lowers it, where a count of whole criteria moves only when the last check passes.
+/// passed; a child it never reached counts all its checks); any other failing criterion counts
+/// one. A step that makes one check of a criterion pass lowers it, where a count of whole
+/// criteria moves only when the last check passes.
 pub fn failing_checks(criteria: &[Criterion], verdict: &Verdict) -> i64 {
+    /// The checks of `c`, as many as it would count failing with none passed.
+    fn checks(c: &Criterion) -> i64 {
+        match &c.kind {
+            CriterionKind::All(children)
+            | CriterionKind::Sequence(children)
+            | CriterionKind::Consecutive(children) => children.iter().map(checks).sum::<i64>().max(1),
+            _ => 1,
+        }
+    }
     fn failing(c: &Criterion, v: &phonebench_eval::CriterionVerdict) -> i64 {
         if v.passed {
             return 0;
@@ -219,7 +229,8 @@ pub fn failing_checks(criteria: &[Criterion], verdict: &Verdict) -> i64 {
             {
                 children.iter().zip(&v.children).map(|(c, v)| failing(c, v)).sum::<i64>().max(1)
             }
-            _ => 1,
+            // Not evaluated child by child (a sequence's child it never reached): all of it.
+            _ => checks(c),
         }
     }
     criteria.iter().zip(&verdict.criteria).filter(|(c, _)| !c.guard).map(|(c, v)| failing(c, v)).sum()
@@ -856,3 +867,48 @@ pub fn state_key(
 
 /// The final action's status for a completion task.
 pub const COMPLETE: Action = Action::Finish { status: FinishStatus::Complete, reason: None };
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use phonebench_eval::CriterionVerdict;
+
+    use super::*;
+
+    fn verdict(passed: bool, children: Vec<CriterionVerdict>) -> CriterionVerdict {
+        CriterionVerdict {
+            label: String::new(),
+            passed,
+            guard: false,
+            step: None,
+            detail: String::new(),
+            children,
+        }
+    }
+
+    #[test]
+    fn failing_checks_count_a_child_never_reached_whole() {
+        // sequence[A, all[B, C, D]]: 4 checks failing at first, 3 once A held (the `all` not
+        // reached, reported without children), 2 once B held too.
+        let leaf = || serde_json::json!({"answer": {"contains": "x"}});
+        let criterion: Criterion = serde_json::from_value(
+            serde_json::json!({"sequence": [leaf(), {"all": [leaf(), leaf(), leaf()]}]}),
+        )
+        .unwrap();
+        let criteria = vec![criterion];
+        let at = |children: Vec<CriterionVerdict>| Verdict {
+            success: false,
+            acp: 0.0,
+            criteria: vec![verdict(false, children)],
+        };
+        let none = at(vec![verdict(false, vec![]), verdict(false, vec![])]);
+        let a = at(vec![verdict(true, vec![]), verdict(false, vec![])]);
+        let ab = at(vec![
+            verdict(true, vec![]),
+            verdict(false, vec![verdict(true, vec![]), verdict(false, vec![]), verdict(false, vec![])]),
+        ]);
+        let counts: Vec<i64> = [none, a, ab].iter().map(|v| failing_checks(&criteria, v)).collect();
+        assert_eq!(counts, vec![4, 3, 2]);
+    }
+}

@@ -226,8 +226,15 @@ pub fn durations_ms(text: &str) -> Vec<u64> {
         .filter(|w| !w.is_empty())
         .collect();
     let mut out: Vec<u64> = Vec::new();
-    for pair in tokens.windows(2) {
+    for (i, pair) in tokens.windows(2).enumerate() {
         let Ok(n) = pair[0].parse::<f64>() else { continue };
+        // A kind of clock, not a length of time (`24-hour format`, `12 hour time`).
+        if tokens
+            .get(i + 2)
+            .is_some_and(|w| ["format", "clock", "time", "mode"].contains(&w.to_lowercase().as_str()))
+        {
+            continue;
+        }
         let unit_ms = match pair[1].to_lowercase().as_str() {
             "ms" | "millisecond" | "milliseconds" => 1.0,
             "s" | "sec" | "secs" | "second" | "seconds" => 1_000.0,
@@ -235,9 +242,9 @@ pub fn durations_ms(text: &str) -> Vec<u64> {
             "h" | "hr" | "hrs" | "hour" | "hours" => 3_600_000.0,
             _ => continue,
         };
-        let ms = n * unit_ms;
-        if ms.is_finite() && ms > 0.0 && ms <= phonebench_phone::MAX_WAIT_MS as f64 {
-            out.push(ms.round() as u64);
+        let ms = (n * unit_ms).round();
+        if ms.is_finite() && ms >= 1.0 && ms <= phonebench_phone::MAX_WAIT_MS as f64 {
+            out.push(ms as u64);
         }
     }
     let sum: u64 = out.iter().sum();
@@ -427,6 +434,8 @@ mod tests {
         assert_eq!(durations_ms("a 1 hour 30 minutes drive"), vec![3_600_000, 1_800_000, 5_400_000]);
         assert_eq!(durations_ms("a 10-minute break, then 90 s"), vec![600_000, 90_000, 690_000]);
         assert_eq!(durations_ms("call 555 0182 at 7:30"), Vec::<u64>::new());
+        // A kind of clock, a length rounding to nothing: no wait.
+        assert_eq!(durations_ms("Switch to the 24-hour format, 0.0001 s"), Vec::<u64>::new());
     }
 
     #[test]
