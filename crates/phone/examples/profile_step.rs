@@ -1,6 +1,7 @@
 //! A step repeated, for profiling: on `APP`'s entry screen, taps the first element whose
 //! resource id ends with `ID` (a toggle that writes the database; `#N`: the element of index N) — or, with `ID` = `scroll`,
 //! scrolls down and up — then observes; prints the median and p99 of apply + observe.
+//! `PATH` (optional, `8,4`): element indices tapped first, as `bench` rows' `path` gives them.
 
 use std::path::Path;
 use std::time::Instant;
@@ -14,10 +15,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let app = args.next().unwrap_or_else(|| "email".into());
     let id = args.next().unwrap_or_else(|| "star".into());
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let path: Vec<Action> = args
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|i| i.parse().ok())
+        .map(|index| Action::Tap { target: Target::Index(index) })
+        .collect();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps");
     let mut phone = Phone::new(Catalog::load_dir(&dir)?, PhoneConfig::default())?;
-    phone.apply(&Action::OpenApp { app: app.clone() })?;
-    let observation = phone.observe(ObservationFormat::SphinxTree)?;
+    let go = |phone: &mut Phone| -> Result<_, Box<dyn std::error::Error>> {
+        phone.reset()?;
+        phone.apply(&Action::OpenApp { app: app.clone() })?;
+        let mut observation = phone.observe(ObservationFormat::SphinxTree)?;
+        for action in &path {
+            phone.apply(action)?;
+            observation = phone.observe(ObservationFormat::SphinxTree)?;
+        }
+        Ok(observation)
+    };
+    let observation = go(&mut phone)?;
     let tree = phone.tree()?.clone();
     let scroll = id == "scroll";
     let index = if scroll {
@@ -36,9 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let reset = std::env::var_os("RESET").is_some();
     for i in 0..n {
         if reset {
-            phone.reset()?;
-            phone.apply(&Action::OpenApp { app: app.clone() })?;
-            phone.observe(ObservationFormat::SphinxTree)?;
+            go(&mut phone)?;
         }
         let action = if scroll { &scrolls[i % 2] } else { &tap };
         let t = Instant::now();

@@ -190,6 +190,21 @@ pub fn candidates(
                     };
                     push_typing(&mut out, &t.text, target(), base);
                 }
+                // A time's hour and minute, into the field named for each (a time picker's): the
+                // goal's times and those the user or a tool told, not times read on screens
+                // (every clock and list shows some: typed into an alarm's fields at the cost of
+                // a matched text, they took `clock.start_timer`'s budget).
+                let told = crate::text::told_candidates(so_far);
+                let told_times = told.iter().flat_map(|t| crate::text::time_parts(&t.text));
+                let mut typed = BTreeSet::new();
+                for part in goal.time_parts.iter().cloned().chain(told_times) {
+                    if part.text != node.text
+                        && part.key.iter().any(|k| field.contains(k))
+                        && typed.insert(part.text.clone())
+                    {
+                        push_typing(&mut out, &part.text, target(), cost::TYPE_MATCHED);
+                    }
+                }
                 if finds {
                     // A name the goal gives, searched for (`Denver`): what an agent types there.
                     for term in goal.search_terms.iter().filter(|t| **t != node.text) {

@@ -66,6 +66,9 @@ pub struct GoalWords {
     /// Lengths of time the goal gives ([`durations_ms`]): how long a `wait` may be worth
     /// (a timer of 2 minutes rings after 2 minutes).
     pub durations_ms: Vec<u64>,
+    /// The hours and minutes of the goal's times of day ([`time_parts`]), typed only into a
+    /// field named for them (a time picker's `#input_hour`).
+    pub time_parts: Vec<TextCandidate>,
 }
 
 impl GoalWords {
@@ -105,7 +108,8 @@ impl GoalWords {
         let search_terms =
             names(&instance.goal).into_iter().filter(|n| !candidates.iter().any(|c| &c.text == n)).collect();
         let durations_ms = durations_ms(&instance.goal);
-        GoalWords { words, candidates, digits, search_terms, durations_ms }
+        let time_parts = time_parts(&instance.goal);
+        GoalWords { words, candidates, digits, search_terms, durations_ms, time_parts }
     }
 
     /// How many of the goal's words the screen shows (texts and content descriptions).
@@ -253,6 +257,60 @@ pub fn durations_ms(text: &str) -> Vec<u64> {
     }
     let mut seen = BTreeSet::new();
     out.retain(|d| seen.insert(*d));
+    out
+}
+
+/// The hour and the minute of each time of day `text` gives (`7:30`, `16:45`, `3:55 AM`,
+/// `8:05 p.m.`, `10 AM`), as a time picker's two fields take them: two digits each, the hour on
+/// the 24-hour clock. The hour is keyed `hour`, the minute `minute` (`3:55 AM` → `03`, `55`;
+/// `8 pm` → `20`, `00`); each part once, in order.
+pub fn time_parts(text: &str) -> Vec<TextCandidate> {
+    let tokens: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')')
+        .map(|w| w.trim_end_matches(['!', '?', ';']))
+        .filter(|w| !w.is_empty())
+        .collect();
+    // `am` / `pm` at the start of `word` (`AM`, `p.m.`, `pm.`), if so.
+    let meridiem = |word: &str| -> Option<bool> {
+        let w: String = word.chars().filter(|c| *c != '.').collect::<String>().to_lowercase();
+        match w.as_str() {
+            "am" => Some(false),
+            "pm" => Some(true),
+            _ => None,
+        }
+    };
+    let mut out = Vec::new();
+    for (i, token) in tokens.iter().enumerate() {
+        let token = token.trim_end_matches('.');
+        let digits_end = token.find(|c: char| !c.is_ascii_digit() && c != ':').unwrap_or(token.len());
+        let (clock, rest) = token.split_at(digits_end);
+        let (hour, minute) = match clock.split_once(':') {
+            Some((h, m)) if (1..=2).contains(&h.len()) && m.len() == 2 => (h, m),
+            None if (1..=2).contains(&clock.len()) => (clock, "00"),
+            _ => continue,
+        };
+        let (Ok(mut hour), Ok(minute)) = (hour.parse::<u32>(), minute.parse::<u32>()) else { continue };
+        let after =
+            if rest.is_empty() { tokens.get(i + 1).copied().and_then(meridiem) } else { meridiem(rest) };
+        // A bare number is a time only with `am` / `pm` (`10 AM`), never a count.
+        if !clock.contains(':') && after.is_none() {
+            continue;
+        }
+        match after {
+            Some(pm) if (1..=12).contains(&hour) => hour = hour % 12 + if pm { 12 } else { 0 },
+            Some(_) => continue,
+            None => {}
+        }
+        if hour >= 24 || minute >= 60 {
+            continue;
+        }
+        for (text, key) in [(format!("{hour:02}"), "hour"), (format!("{minute:02}"), "minute")] {
+            let part = TextCandidate { text, key: vec![key.to_string()] };
+            if !out.contains(&part) {
+                out.push(part);
+            }
+        }
+    }
     out
 }
 
@@ -436,6 +494,23 @@ mod tests {
         assert_eq!(durations_ms("call 555 0182 at 7:30"), Vec::<u64>::new());
         // A kind of clock, a length rounding to nothing: no wait.
         assert_eq!(durations_ms("Switch to the 24-hour format, 0.0001 s"), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn times_give_their_hour_and_minute() {
+        let parts = |text: &str| -> Vec<(String, String)> {
+            time_parts(text).into_iter().map(|c| (c.text, c.key.concat())).collect()
+        };
+        let p = |h: &str, m: &str| {
+            vec![(h.to_string(), "hour".to_string()), (m.to_string(), "minute".to_string())]
+        };
+        assert_eq!(parts("from 08:45 to 9:15."), [p("08", "45"), p("09", "15")].concat());
+        assert_eq!(parts("wake me at 3:55 AM"), p("03", "55"));
+        assert_eq!(parts("dinner at 8:05 p.m. sharp"), p("20", "05"));
+        assert_eq!(parts("at 12 am, or 12pm"), [p("00", "00"), vec![("12".into(), "hour".into())]].concat());
+        assert_eq!(parts("at 16:30, 10 AM"), [p("16", "30"), p("10", "00")].concat());
+        // Counts, phone numbers, dates and impossible times are no time of day.
+        assert_eq!(parts("buy 12 eggs, call (206) 555-0181 on 2026-03-05, 25:10, 13 pm"), vec![]);
     }
 
     #[test]

@@ -91,3 +91,29 @@ fn failing_checks_fall_as_a_sequence_holds_step_by_step() {
     let whole = task.criteria.iter().filter(|c| !c.guard).count() as i64;
     assert!(failing[0] > whole, "{failing:?} vs {whole} criteria");
 }
+
+#[test]
+fn a_time_pickers_hour_and_minute_are_offered_from_the_goals_times() {
+    let catalog = Catalog::load_dir(&root().join("apps")).unwrap();
+    // The reference types the start's and the end's hour and minute into `#input_hour` and
+    // `#input_minute`, zero-padded (`08`, `45`): pieces of the goal's `08:45`, no text of the
+    // goal on its own.
+    let (task, walked) = walk(&catalog, "calendar.create_event");
+    assert!(walked.passes, "{walked:?}");
+    let typed: Vec<_> = walked
+        .steps
+        .iter()
+        .filter(|s| matches!(&s.action, Action::Type { text, .. } if text.len() == 2 && text.chars().all(|c| c.is_ascii_digit())))
+        .collect();
+    assert_eq!(typed.len(), 4, "{walked:?}");
+    for s in &typed {
+        let Action::Type { text, .. } = &s.action else { unreachable!() };
+        assert!(task.goal.contains(&format!("{text}:")) || task.goal.contains(&format!(":{text}")), "{s:?}");
+        assert!(s.cost.is_some(), "{s:?}");
+    }
+    // The start's hour is offered as a matched text. (The others are texts the fields already
+    // hold — the picker shows `00`, the end's hour is the start's plus one —, so typing them
+    // changes nothing and any action that leaves the screen as it is reaches their state.)
+    assert_eq!(typed[0].cost, Some(2), "{typed:?}");
+    assert!(walked.steps.iter().all(|s| s.cost.is_some()), "{walked:?}");
+}
