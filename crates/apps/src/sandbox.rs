@@ -503,11 +503,11 @@ pub fn install(conn: &mut Connection, profile: Profile, deadline: Deadline) -> r
     conn.set_limit(SqlLimit::SQLITE_LIMIT_ATTACHED, 0)?;
     conn.set_limit(SqlLimit::SQLITE_LIMIT_LENGTH, MAX_LENGTH_BYTES)?;
     // The query planner stability guarantee: a plan never depends on the values bound. Without
-    // it SQLite marks a statement whose plan a bound value may change (a `LIKE :q`, a
-    // `CASE WHEN :sort = 'date'` term compared with an index) to be re-prepared on every new
-    // binding, so a cached statement was parsed and planned again on every render: 40% of a
-    // Todo write (1.29 ms → 0.76 ms, `examples/profile_step`). Plans are as good for tables
-    // this small, and stable plans keep the row order of an unordered query stable too.
+    // it SQLite marks a statement whose plan a bound value may change (a `LIKE :q`, a bound
+    // value compared with a literal or a partial index's condition) to be re-prepared on every
+    // new binding, so a cached statement was parsed and planned again on every render: 40% of
+    // Todo's write (1,288 → 751 µs at p50, `examples/profile_step`; docs/performance.md). The
+    // rows a query returns do not change, only plans, which tables this small do not need.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     install_clock_guards(conn)?;
     if profile == Profile::Criterion {

@@ -1,7 +1,8 @@
 //! A step repeated, for profiling: on `APP`'s entry screen, taps the first element whose
 //! resource id ends with `ID` (a toggle that writes the database; `#N`: the element of index N) — or, with `ID` = `scroll`,
 //! scrolls down and up — then observes; prints the median and p99 of apply + observe.
-//! `PATH` (optional, `8,4`): element indices tapped first, as `bench` rows' `path` gives them.
+//! `PATH` (optional, `8,4`): the indices of elements tapped first, one after the other: a
+//! `bench` row's `path` of taps (`[{"action":"tap","target":{"index":8}}, …]` is `8,4,…`).
 
 use std::path::Path;
 use std::time::Instant;
@@ -15,13 +16,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let app = args.next().unwrap_or_else(|| "email".into());
     let id = args.next().unwrap_or_else(|| "star".into());
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(2000);
-    let path: Vec<Action> = args
+    let path = args
         .next()
         .unwrap_or_default()
         .split(',')
-        .filter_map(|i| i.parse().ok())
-        .map(|index| Action::Tap { target: Target::Index(index) })
-        .collect();
+        .filter(|i| !i.is_empty())
+        .map(|i| i.parse().map(|index| Action::Tap { target: Target::Index(index) }))
+        .collect::<Result<Vec<Action>, _>>()
+        .map_err(|e| format!("PATH is element indices separated by commas (`8,4`): {e}"))?;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps");
     let mut phone = Phone::new(Catalog::load_dir(&dir)?, PhoneConfig::default())?;
     let go = |phone: &mut Phone| -> Result<_, Box<dyn std::error::Error>> {

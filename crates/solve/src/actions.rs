@@ -154,6 +154,17 @@ pub fn candidates(
     let mut out: Vec<Candidate> = Vec::new();
     let mut points: BTreeSet<(u8, i32, i32)> = BTreeSet::new();
     let texts: Vec<&TextCandidate> = goal.candidates.iter().chain(learnt.iter()).collect();
+    // The hours and minutes of times the user told in a reply (the goal's are in `goal`), read
+    // from the whole reply (`3:30 PM`: its words alone lose the PM). Not times a tool answered
+    // (a place's opening hours) or a screen showed (every clock and list shows some): typed at
+    // the cost of a matched text into an alarm's fields, screens' times took `clock.start_timer`'s
+    // budget.
+    let told_times: Vec<TextCandidate> = so_far
+        .exchanges
+        .iter()
+        .filter(|x| x.fact.is_some())
+        .flat_map(|x| crate::text::time_parts(&x.answer))
+        .collect();
     for (id, node) in tree.iter() {
         if tree.window(tree.window_of(id)).kind == WindowKind::InputMethod || is_nav_button(tree, id) {
             continue;
@@ -190,17 +201,12 @@ pub fn candidates(
                     };
                     push_typing(&mut out, &t.text, target(), base);
                 }
-                // A time's hour and minute, into the field named for each (a time picker's): the
-                // goal's times and those the user or a tool told, not times read on screens
-                // (every clock and list shows some: typed into an alarm's fields at the cost of
-                // a matched text, they took `clock.start_timer`'s budget).
-                let told = crate::text::told_candidates(so_far);
-                let told_times = told.iter().flat_map(|t| crate::text::time_parts(&t.text));
+                // A time's hour and minute, into the field named for each (a time picker's).
                 let mut typed = BTreeSet::new();
-                for part in goal.time_parts.iter().cloned().chain(told_times) {
+                for part in goal.time_parts.iter().chain(&told_times) {
                     if part.text != node.text
                         && part.key.iter().any(|k| field.contains(k))
-                        && typed.insert(part.text.clone())
+                        && typed.insert(&part.text)
                     {
                         push_typing(&mut out, &part.text, target(), cost::TYPE_MATCHED);
                     }

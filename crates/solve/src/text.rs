@@ -261,18 +261,26 @@ pub fn durations_ms(text: &str) -> Vec<u64> {
 }
 
 /// The hour and the minute of each time of day `text` gives (`7:30`, `16:45`, `3:55 AM`,
-/// `8:05 p.m.`, `10 AM`), as a time picker's two fields take them: two digits each, the hour on
-/// the 24-hour clock. The hour is keyed `hour`, the minute `minute` (`3:55 AM` → `03`, `55`;
-/// `8 pm` → `20`, `00`); each part once, in order.
+/// `8:05 p.m.`, `10 AM`), as a time picker's two fields take them: two digits each. The hour is
+/// keyed `hour`, the minute `minute`. An afternoon hour is given on both clocks, the 24-hour one
+/// first (`3:30 PM` → `15`, `03`, `30`): a 12-hour picker takes `03` and its PM button. Each
+/// part once, in order. A duration written like a time (`1:30`) gives parts too: they are typed
+/// only into fields named for hours and minutes.
 pub fn time_parts(text: &str) -> Vec<TextCandidate> {
     let tokens: Vec<&str> = text
-        .split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')')
-        .map(|w| w.trim_end_matches(['!', '?', ';']))
+        // A range's dash parts its times (`10:00-11:30`; `9–5 pm` gives `5 pm` only).
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '(' | ')' | '-' | '–' | '—'))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
         .filter(|w| !w.is_empty())
         .collect();
-    // `am` / `pm` at the start of `word` (`AM`, `p.m.`, `pm.`), if so.
+    // `am` / `pm` at the start of `word` (`AM`, `p.m.`, `pm"`), if so.
     let meridiem = |word: &str| -> Option<bool> {
-        let w: String = word.chars().filter(|c| *c != '.').collect::<String>().to_lowercase();
+        let w: String = word
+            .chars()
+            .take_while(|c| c.is_alphabetic() || *c == '.')
+            .filter(|c| *c != '.')
+            .collect::<String>()
+            .to_lowercase();
         match w.as_str() {
             "am" => Some(false),
             "pm" => Some(true),
@@ -280,8 +288,13 @@ pub fn time_parts(text: &str) -> Vec<TextCandidate> {
         }
     };
     let mut out = Vec::new();
+    let mut add = |text: String, key: &str| {
+        let part = TextCandidate { text, key: vec![key.to_string()] };
+        if !out.contains(&part) {
+            out.push(part);
+        }
+    };
     for (i, token) in tokens.iter().enumerate() {
-        let token = token.trim_end_matches('.');
         let digits_end = token.find(|c: char| !c.is_ascii_digit() && c != ':').unwrap_or(token.len());
         let (clock, rest) = token.split_at(digits_end);
         let (hour, minute) = match clock.split_once(':') {
@@ -289,27 +302,26 @@ pub fn time_parts(text: &str) -> Vec<TextCandidate> {
             None if (1..=2).contains(&clock.len()) => (clock, "00"),
             _ => continue,
         };
-        let (Ok(mut hour), Ok(minute)) = (hour.parse::<u32>(), minute.parse::<u32>()) else { continue };
+        let (Ok(hour), Ok(minute)) = (hour.parse::<u32>(), minute.parse::<u32>()) else { continue };
         let after =
             if rest.is_empty() { tokens.get(i + 1).copied().and_then(meridiem) } else { meridiem(rest) };
         // A bare number is a time only with `am` / `pm` (`10 AM`), never a count.
         if !clock.contains(':') && after.is_none() {
             continue;
         }
-        match after {
-            Some(pm) if (1..=12).contains(&hour) => hour = hour % 12 + if pm { 12 } else { 0 },
+        let hour = match after {
+            Some(pm) if (1..=12).contains(&hour) => hour % 12 + if pm { 12 } else { 0 },
             Some(_) => continue,
-            None => {}
-        }
+            None => hour,
+        };
         if hour >= 24 || minute >= 60 {
             continue;
         }
-        for (text, key) in [(format!("{hour:02}"), "hour"), (format!("{minute:02}"), "minute")] {
-            let part = TextCandidate { text, key: vec![key.to_string()] };
-            if !out.contains(&part) {
-                out.push(part);
-            }
+        add(format!("{hour:02}"), "hour");
+        if hour > 12 {
+            add(format!("{:02}", hour - 12), "hour");
         }
+        add(format!("{minute:02}"), "minute");
     }
     out
 }
@@ -501,16 +513,31 @@ mod tests {
         let parts = |text: &str| -> Vec<(String, String)> {
             time_parts(text).into_iter().map(|c| (c.text, c.key.concat())).collect()
         };
-        let p = |h: &str, m: &str| {
-            vec![(h.to_string(), "hour".to_string()), (m.to_string(), "minute".to_string())]
+        let p = |hours: &[&str], m: &str| -> Vec<(String, String)> {
+            let mut out: Vec<_> = hours.iter().map(|h| (h.to_string(), "hour".to_string())).collect();
+            out.push((m.to_string(), "minute".to_string()));
+            out
         };
-        assert_eq!(parts("from 08:45 to 9:15."), [p("08", "45"), p("09", "15")].concat());
-        assert_eq!(parts("wake me at 3:55 AM"), p("03", "55"));
-        assert_eq!(parts("dinner at 8:05 p.m. sharp"), p("20", "05"));
-        assert_eq!(parts("at 12 am, or 12pm"), [p("00", "00"), vec![("12".into(), "hour".into())]].concat());
-        assert_eq!(parts("at 16:30, 10 AM"), [p("16", "30"), p("10", "00")].concat());
-        // Counts, phone numbers, dates and impossible times are no time of day.
-        assert_eq!(parts("buy 12 eggs, call (206) 555-0181 on 2026-03-05, 25:10, 13 pm"), vec![]);
+        assert_eq!(parts("from 08:45 to 9:15."), [p(&["08"], "45"), p(&["09"], "15")].concat());
+        assert_eq!(parts("wake me at 3:55 AM"), p(&["03"], "55"));
+        // An afternoon hour on both clocks, the 24-hour one first.
+        assert_eq!(parts("dinner at 8:05 p.m. sharp"), p(&["20", "08"], "05"));
+        assert_eq!(
+            parts("\"7:30 PM\", or 7:05pm—"),
+            [p(&["19", "07"], "30"), vec![("05".into(), "minute".into())]].concat()
+        );
+        assert_eq!(
+            parts("at 12 am, or 12pm"),
+            [p(&["00"], "00"), vec![("12".into(), "hour".into())]].concat()
+        );
+        assert_eq!(parts("at 16:30, 10 AM"), [p(&["16", "04"], "30"), p(&["10"], "00")].concat());
+        assert_eq!(parts("open 10:00-17:30"), [p(&["10"], "00"), p(&["17", "05"], "30")].concat());
+        // Counts, phone numbers, dates, clock readings with seconds and impossible times are no
+        // time of day; text around digits that are not ASCII is no trouble.
+        assert_eq!(
+            parts("buy 12 eggs, call (206) 555-0181 on 2026-03-05, 25:10, 13 pm, 1:30:00, 3:1, ٣:٣٠ 🙂"),
+            vec![]
+        );
     }
 
     #[test]

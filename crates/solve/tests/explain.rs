@@ -96,7 +96,7 @@ fn failing_checks_fall_as_a_sequence_holds_step_by_step() {
 fn a_time_pickers_hour_and_minute_are_offered_from_the_goals_times() {
     let catalog = Catalog::load_dir(&root().join("apps")).unwrap();
     // The reference types the start's and the end's hour and minute into `#input_hour` and
-    // `#input_minute`, zero-padded (`08`, `45`): pieces of the goal's `08:45`, no text of the
+    // `#input_minute`, two digits each: pieces of the goal's times (`10:00`), no text of the
     // goal on its own.
     let (task, walked) = walk(&catalog, "calendar.create_event");
     assert!(walked.passes, "{walked:?}");
@@ -116,4 +116,23 @@ fn a_time_pickers_hour_and_minute_are_offered_from_the_goals_times() {
     // changes nothing and any action that leaves the screen as it is reaches their state.)
     assert_eq!(typed[0].cost, Some(2), "{typed:?}");
     assert!(walked.steps.iter().all(|s| s.cost.is_some()), "{walked:?}");
+}
+
+#[test]
+fn a_told_times_hour_and_minute_are_offered_after_the_reply() {
+    let catalog = Catalog::load_dir(&root().join("apps")).unwrap();
+    // The user tells the alarm's time ("Please wake me at 3:55 AM."); the goal gives none. The
+    // reference types its hour and minute into the alarm's `#hour` and `#minute` fields.
+    let (task, walked) = walk(&catalog, "clock.ask_flight_alarm");
+    assert!(walked.passes, "{walked:?}");
+    assert!(!task.goal.chars().any(|c| c.is_ascii_digit()), "{}", task.goal);
+    let typed: Vec<_> = walked
+        .steps
+        .iter()
+        .filter(|s| matches!(&s.action, Action::Type { text, .. } if text.len() == 2 && text.chars().all(|c| c.is_ascii_digit())))
+        .collect();
+    assert_eq!(typed.len(), 2, "{walked:?}");
+    for s in &typed {
+        assert_eq!((s.cost, s.cheaper), (Some(2), 0), "{s:?}");
+    }
 }
