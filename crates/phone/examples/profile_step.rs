@@ -1,4 +1,4 @@
-//! A step repeated, for profiling: on `APP`'s entry screen, taps the first element whose
+//! A step repeated, for profiling: on `APP`'s entry screen (or the one `PATH` leads to), taps the first element whose
 //! resource id ends with `ID` (a toggle that writes the database; `#N`: the element of index N) — or, with `ID` = `scroll`,
 //! scrolls down and up — then observes; prints the median and p99 of apply + observe.
 //! `PATH` (optional, `8,4`): the indices of elements tapped first, one after the other: a
