@@ -75,3 +75,54 @@ fn a_pager_without_an_id_is_a_layout_error() {
     assert!(notes.contains("ViewPager needs an `id`"), "{notes}");
     let _ = std::fs::remove_dir_all(root);
 }
+
+const FORM: &str = r#"<LinearLayout>
+  <TextView id="title" text="second: {{ fields.second or 'unset' }}"/>
+  <ViewPager id="form" height="300">
+    <LinearLayout id="page"><EditText id="first" value="one"/></LinearLayout>
+    <LinearLayout id="page"><EditText id="second" value="two" focus="true"/></LinearLayout>
+  </ViewPager>
+</LinearLayout>"#;
+
+/// The frame's state goes into the views the template's markup parsed to (the page shown, the
+/// fields' text): a field on a page not shown is not on the screen, so it neither takes the
+/// autofocus nor gets its value into the screen's fields until its page is shown.
+#[test]
+fn fields_on_a_page_not_shown_are_not_on_the_screen_until_it_is() {
+    let (root, dir) = probe_package("pager_form", &[("schema.sql", ""), ("screens/main.xml", FORM)]);
+    let package = phonebench_apps::AppPackage::load(&dir).expect("loads");
+    let catalog = Catalog::new(vec![package]).expect("catalog");
+    let mut phone = Phone::new(catalog, PhoneConfig::default()).expect("phone");
+    phone.apply(&Action::OpenApp { app: "probe".into() }).expect("open");
+    assert_eq!(texts(&mut phone, "first"), ["one"]);
+    assert!(texts(&mut phone, "second").is_empty(), "only the page shown is in the tree");
+    assert!(!phone.keyboard_shown(), "the focused field is on a page not shown");
+    let field = {
+        let tree = phone.tree().expect("renders");
+        let (_, node) = tree.iter().find(|(_, n)| n.resource_id.ends_with(":id/first")).expect("the field");
+        node.bounds.center()
+    };
+    let (x, y) = field;
+    let typing = Action::Type {
+        text: "hello".into(),
+        target: Some(Target::Point(Point { x, y })),
+        clear: true,
+        enter: false,
+    };
+    phone.apply(&typing).expect("type");
+    assert_eq!(texts(&mut phone, "first"), ["hello"]);
+    assert_eq!(
+        texts(&mut phone, "title"),
+        ["second: unset"],
+        "the hidden page's field is not among the fields"
+    );
+    let swipe = |from: i32, to: i32| {
+        Action::Swipe(Swipe::Between { from: Point { x: from, y }, to: Point { x: to, y } })
+    };
+    phone.apply(&swipe(x + 300, x - 300)).expect("swipe");
+    assert_eq!(texts(&mut phone, "second"), ["two"], "the markup's value, once its page is shown");
+    phone.apply(&swipe(x - 300, x + 300)).expect("swipe back");
+    assert_eq!(texts(&mut phone, "first"), ["hello"], "typed text is kept across pages");
+    assert_eq!(texts(&mut phone, "title"), ["second: two"]);
+    let _ = std::fs::remove_dir_all(root);
+}
