@@ -326,21 +326,80 @@ pub fn query_rows(
         return Err(format!("`{sql}` changes state: screens only read, actions change"));
     }
     bind(&mut stmt, sql, lookup)?;
-    let names: Vec<String> = stmt.column_names().map(str::to_string).collect();
+    let columns = Arc::new(Columns::new(stmt.column_names()));
     let mut rows = stmt.raw_query();
     let mut out = Vec::new();
     while let Some(row) = rows.next().map_err(sql_error)? {
         if out.len() == sandbox::MAX_ROWS {
             return Err(format!("`{sql}`: {}", sandbox::too_many_rows()));
         }
-        let mut map = BTreeMap::new();
-        for (i, name) in names.iter().enumerate() {
-            let v = row.get_ref(i).map_err(|e| e.to_string())?;
-            map.insert(name.clone(), to_template(v));
-        }
-        out.push(Value::from(map));
+        let values = (0..columns.count)
+            .map(|i| row.get_ref(i).map(to_template).map_err(|e| e.to_string()))
+            .collect::<Result<Box<[Value]>, String>>()?;
+        out.push(Value::from_object(Row { columns: Arc::clone(&columns), values }));
     }
     Ok(out)
+}
+
+/// A query's column names, shared by its rows: each distinct name, sorted, with the last
+/// column of that name (a map from name to value, as a `BTreeMap` of the row would be).
+#[derive(Debug)]
+struct Columns {
+    count: usize,
+    by_name: Vec<(Arc<str>, usize)>,
+}
+
+impl Columns {
+    fn new<'a>(names: impl Iterator<Item = &'a str>) -> Columns {
+        let mut by_name: Vec<(Arc<str>, usize)> = Vec::new();
+        let mut count = 0;
+        for (i, name) in names.enumerate() {
+            count += 1;
+            match by_name.iter_mut().find(|(n, _)| &**n == name) {
+                Some(entry) => entry.1 = i,
+                None => by_name.push((Arc::from(name), i)),
+            }
+        }
+        by_name.sort_by(|a, b| a.0.cmp(&b.0));
+        Columns { count, by_name }
+    }
+}
+
+/// A query's row as templates and actions see it: a map from column name to value, in the
+/// names' order. One allocation for its values, the names shared with the other rows (a
+/// `BTreeMap` per row allocated each name again, and was a tenth of a list screen's render).
+#[derive(Debug)]
+struct Row {
+    columns: Arc<Columns>,
+    values: Box<[Value]>,
+}
+
+impl minijinja::value::Object for Row {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.get_value_by_str(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
+        let by_name = &self.columns.by_name;
+        let at = by_name.binary_search_by(|(name, _)| (**name).cmp(key)).ok()?;
+        self.values.get(by_name[at].1).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> minijinja::value::Enumerator {
+        use minijinja::value::ObjectExt;
+        self.mapped_rev_key_value_enumerator(|this| {
+            Box::new(
+                this.columns
+                    .by_name
+                    .iter()
+                    .map(|(name, i)| (Value::from(Arc::clone(name)), this.values[*i].clone())),
+            )
+        })
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.columns.by_name.len())
+    }
 }
 
 /// Binds every parameter of `stmt` by name.
