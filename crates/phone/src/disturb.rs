@@ -6,8 +6,8 @@
 //! | kind | shown as | dismissed by |
 //! |---|---|---|
 //! | rate this app | Google Play's in-app review dialog (`com.android.vending`) | "Not now", Back |
-//! | permission request | "Allow <App> to send you notifications?" (`com.google.android.permissioncontroller`) | "Don't allow" (or "Allow"), Back |
-//! | promo | "Try <App> Premium" in the app's own dialog | "No thanks", Back |
+//! | permission request | "Allow `<App>` to send you notifications?" (`com.google.android.permissioncontroller`) | "Don't allow" (or "Allow"), Back |
+//! | promo | "Try `<App>` Premium" in the app's own dialog | "No thanks", Back |
 //! | interstitial ad | a full-screen ad (`com.google.android.gms`) | the "Close ad" button, Back |
 //! | banner ad | a strip under the app's screen (heavy), which is laid out above it | "Close ad" (for the rest of the episode) |
 //! | notification | a heads-up notification over the top of the screen for 6 s | a swipe on it, a tap, or time |

@@ -217,7 +217,7 @@ pub fn layout(root: &View, area: Rect, fill: bool, density: f32) -> Result<LaidO
 /// one below it) is marked dirty, and the results it keeps are the ones it would compute again,
 /// so a kept layout gives the same rectangles as a fresh one.
 ///
-/// The tree itself stays in the thread that made it ([`KEPT_PER_THREAD`] at most, the oldest
+/// The tree itself stays in the thread that made it (`KEPT_PER_THREAD` at most, the oldest
 /// forgotten first): taffy's `Style` holds a tagged pointer (`CompactLength`) and is not `Send`,
 /// while a phone moves between threads. A handle used on another thread, or after its tree was
 /// forgotten, finds nothing, and the layout is made afresh.

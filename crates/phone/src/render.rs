@@ -212,6 +212,7 @@ impl ScreenView {
         }
         match self {
             ScreenView::Own(view) => view,
+            // Not reached (made a copy just above); copy-on-write all the same.
             ScreenView::Parsed(parsed) => &mut Arc::make_mut(parsed).root,
         }
     }
@@ -301,11 +302,8 @@ impl Phone {
                 let view = match hit.flatten() {
                     Some(j) => {
                         let mut c = self.apps[i].renders.0.remove(j);
-                        // Moved out, not copied: the cache gets the view back below.
-                        let view = std::mem::replace(
-                            &mut c.view,
-                            ScreenView::Own(Box::new(View::new("", Kind::Group))),
-                        );
+                        // Moved out, not copied (the parse stands in): the cache gets the view back below.
+                        let view = std::mem::replace(&mut c.view, ScreenView::Parsed(Arc::clone(&c.parsed)));
                         cached = Some(c);
                         view
                     }

@@ -1,7 +1,7 @@
 //! Work shared between every phone of the process: the parse of a screen's markup and the
 //! layout of its views, keyed by what they are a function of (content, not a phone's history).
 //!
-//! A phone keeps its own recent renders ([`crate::render`]), but each phone, and each reset of
+//! A phone keeps its own recent renders (`crate::render`), but each phone, and each reset of
 //! one, renders its screens anew: a trainer's environments playing the same task, or one
 //! environment's episodes of it, render equal markup over and over. The markup a template
 //! renders depends on the phone's data; what is derived from the markup alone — its parse, and

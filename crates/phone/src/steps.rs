@@ -3,7 +3,7 @@
 //! An action runs inside one SQLite savepoint: if any step fails (a bug in the package), its
 //! database changes are rolled back and the rest of the phone's state is put back as the action
 //! found it, so a failed action never leaves half-done state. The failure is the app's, shown to
-//! the agent as Android's "<App> keeps stopping" dialog; it never ends an episode.
+//! the agent as Android's "`<App>` keeps stopping" dialog; it never ends an episode.
 
 use std::collections::BTreeMap;
 

@@ -484,7 +484,7 @@ pub fn toast(d: &Display, message: &str) -> View {
 /// Characters of an app failure the "keeps stopping" dialog shows (the step's note has more).
 const CRASH_MESSAGE_CHARS: usize = 600;
 
-/// Android's "<App> keeps stopping" dialog for app `app` (`name`), showing what failed, with a
+/// Android's "`<App>` keeps stopping" dialog for app `app` (`name`), showing what failed, with a
 /// "Close app" button (back dismisses it, as any dialog).
 pub fn crash_dialog(d: &Display, name: &str, message: &str, app: usize) -> View {
     let mut shown: String = message.chars().take(CRASH_MESSAGE_CHARS).collect();
