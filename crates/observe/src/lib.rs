@@ -108,7 +108,8 @@ pub fn render(tree: &UiTree, format: ObservationFormat) -> Observation {
 /// Renders `tree` as an observation in `format`, its text at most `max_bytes` long (beyond a few
 /// bytes the format always needs: an empty XML document, `[]`).
 pub fn render_with_limit(tree: &UiTree, format: ObservationFormat, max_bytes: usize) -> Observation {
-    let mut text = String::new();
+    // About a line per node, so the text grows without copying itself over and over.
+    let mut text = String::with_capacity(tree.len().saturating_mul(96).min(max_bytes));
     let written = write_text(tree, format, max_bytes, &mut |chunk| text.push_str(chunk));
     Observation { format, text, targets: written.targets, truncated: written.truncated }
 }

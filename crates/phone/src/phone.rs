@@ -252,8 +252,10 @@ pub struct Phone {
     pub(crate) system_layouts: crate::render::SystemLayouts,
     /// The optional wall-clock deadline every app connection's statements check (`--timeout`).
     deadline: phonebench_apps::sandbox::Deadline,
-    /// Scheduled app actions and notifications (`timeline.rs`).
-    pub(crate) timeline: crate::timeline::Timeline,
+    /// Scheduled app actions and notifications (`timeline.rs`). Shared with the session every
+    /// action keeps to undo a failure, and with snapshots, and copied only when changed (few
+    /// actions schedule or notify; a copy of every boot schedule per action was 8% of a write).
+    pub(crate) timeline: Arc<crate::timeline::Timeline>,
     /// Whether the notification shade is pulled down (over everything but the system bars).
     pub(crate) shade: bool,
     /// Whether the action running now is a scheduled or boot action (no screen to act on).
@@ -367,7 +369,7 @@ impl Phone {
             theme_cache: None,
             system_layouts: Default::default(),
             deadline,
-            timeline: crate::timeline::Timeline::default(),
+            timeline: Arc::default(),
             shade: false,
             background: false,
             pending_return: None,
@@ -1765,7 +1767,7 @@ impl Phone {
             clipboard: self.clipboard.clone(),
             events: self.events.len(),
             stacks: self.apps.iter().map(|a| (a.stack.clone(), a.return_to)).collect(),
-            timeline: self.timeline.clone(),
+            timeline: Arc::clone(&self.timeline),
             shade: self.shade,
             pending_return: self.pending_return.clone(),
         }
@@ -1833,7 +1835,7 @@ pub(crate) struct Session {
     clipboard: Option<String>,
     events: usize,
     stacks: Vec<(Vec<Frame>, Option<usize>)>,
-    timeline: crate::timeline::Timeline,
+    timeline: Arc<crate::timeline::Timeline>,
     shade: bool,
     pending_return: Option<crate::intents::PendingReturn>,
 }

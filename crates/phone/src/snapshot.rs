@@ -59,7 +59,7 @@ pub struct PhoneSnapshot {
     events: Vec<AppEvent>,
     screen: Option<crate::render::Screen>,
     last_observation: Option<Observation>,
-    timeline: crate::timeline::Timeline,
+    timeline: Arc<crate::timeline::Timeline>,
     shade: bool,
     pending_return: Option<crate::intents::PendingReturn>,
     launcher_search: Option<String>,
@@ -131,7 +131,7 @@ impl Phone {
             events: self.events.clone(),
             screen: self.screen.clone(),
             last_observation: self.last_observation.clone(),
-            timeline: self.timeline.clone(),
+            timeline: Arc::clone(&self.timeline),
             shade: self.shade,
             pending_return: self.pending_return.clone(),
             launcher_search: self.launcher_search.clone(),
@@ -192,7 +192,7 @@ impl Phone {
         self.events = snapshot.events.clone();
         self.screen = snapshot.screen.clone();
         self.last_observation = snapshot.last_observation.clone();
-        self.timeline = snapshot.timeline.clone();
+        self.timeline = Arc::clone(&snapshot.timeline);
         self.shade = snapshot.shade;
         self.background = false;
         self.pending_return = snapshot.pending_return.clone();

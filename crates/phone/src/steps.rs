@@ -6,6 +6,7 @@
 //! the agent as Android's "`<App>` keeps stopping" dialog; it never ends an episode.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use minijinja::Value;
 use phonebench_apps::{AppPackage, ScheduleWhen, Step, StepDef};
@@ -536,12 +537,14 @@ impl Phone {
                         }
                     }
                     for (due, args, key) in runs {
-                        self.timeline.schedule(app, spec.action.clone(), due, args, key).map_err(at)?;
+                        Arc::make_mut(&mut self.timeline)
+                            .schedule(app, spec.action.clone(), due, args, key)
+                            .map_err(at)?;
                     }
                 }
                 Step::Cancel { key } => {
                     let key = display(&eval(scope, key)?);
-                    self.timeline.cancel(app, &key);
+                    Arc::make_mut(&mut self.timeline).cancel(app, &key);
                 }
                 Step::Notify(spec) => {
                     let notification = crate::timeline::Notification {
@@ -554,7 +557,7 @@ impl Phone {
                         screen: spec.screen.clone(),
                         args: eval_args(scope, &spec.args)?,
                     };
-                    self.timeline.post(notification);
+                    Arc::make_mut(&mut self.timeline).post(notification);
                 }
                 Step::Share { values } => {
                     let values = eval_args(scope, values)?;

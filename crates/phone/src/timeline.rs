@@ -8,6 +8,7 @@
 //! cannot start dialogs.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use minijinja::Value;
 
@@ -138,7 +139,7 @@ impl Phone {
                 ));
                 break;
             }
-            let due = self.timeline.scheduled.remove(i);
+            let due = Arc::make_mut(&mut self.timeline).scheduled.remove(i);
             if due.due_ms > self.now_ms() {
                 self.set_clock(due.due_ms);
             }
@@ -179,7 +180,7 @@ impl Phone {
     /// this; call it again after changing app data from outside (task setup) so that boot
     /// actions see that data.
     pub fn boot(&mut self) -> Result<(), PhoneError> {
-        self.timeline = Timeline::default();
+        self.timeline = Arc::default();
         let mut outcome = Outcome::default();
         for app in 0..self.apps.len() {
             if let Some(boot) = self.apps[app].package.manifest.boot.clone() {
@@ -229,7 +230,7 @@ impl Phone {
         if i >= self.timeline.notifications.len() {
             return;
         }
-        let n = self.timeline.notifications.remove(i);
+        let n = Arc::make_mut(&mut self.timeline).notifications.remove(i);
         self.shade = false;
         self.overlay = None;
         match &n.screen {
@@ -247,7 +248,9 @@ impl Phone {
 
     /// The shade's "Clear all".
     pub(crate) fn clear_notifications(&mut self) {
-        self.timeline.notifications.clear();
+        if !self.timeline.notifications.is_empty() {
+            Arc::make_mut(&mut self.timeline).notifications.clear();
+        }
         self.shade = false;
     }
 
