@@ -43,12 +43,16 @@ fn random_action(rng: &mut ChaCha8Rng, targets: usize) -> Action {
 /// What is compared: the observation text, each node's bounds, each database's bytes.
 type State = (String, String, Vec<Vec<u8>>);
 
-fn state(phone: &mut Phone, apps: &[String]) -> Result<State, Box<dyn std::error::Error>> {
+/// The state after `action`, the action's outcome and how many elements the next action may target.
+type Step = (Result<phonebench_phone::Outcome, String>, State, usize);
+
+fn play(phone: &mut Phone, action: &Action, apps: &[String]) -> Result<Step, Box<dyn std::error::Error>> {
+    let outcome = phone.apply(action).map_err(|e| e.to_string());
     let observation = phone.observe(ObservationFormat::SphinxTree)?;
     let tree = phone.tree()?;
     let bounds = tree.iter().map(|(_, n)| format!("{:?}", n.bounds)).collect::<Vec<_>>().join(" ");
     let dbs = apps.iter().map(|a| phone.database_bytes(a)).collect::<Result<_, _>>()?;
-    Ok((observation.text, bounds, dbs))
+    Ok((outcome, (observation.text, bounds, dbs), observation.targets.len()))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -62,14 +66,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let old_catalog = Catalog::load_dir(&old)?;
     let apps: Vec<String> = old_catalog.apps().iter().map(|a| a.manifest.id.clone()).collect();
     let mut a = Phone::new(old_catalog, PhoneConfig::default())?;
-    let digests = new.as_os_str() == "-";
-    let mut b = Phone::new(Catalog::load_dir(if digests { &old } else { &new })?, PhoneConfig::default())?;
+    // Digests: one phone, nothing to compare it with.
+    let mut b = match new.as_os_str() == "-" {
+        true => None,
+        false => Some(Phone::new(Catalog::load_dir(&new)?, PhoneConfig::default())?),
+    };
     let mut compared = 0usize;
     for app in apps.iter().filter(|app| only == "all" || **app == only) {
         for episode in 0..episodes {
             let mut rng = ChaCha8Rng::seed_from_u64(episode);
             a.reset()?;
-            b.reset()?;
+            if let Some(b) = &mut b {
+                b.reset()?;
+            }
             let mut trail = vec![Action::OpenApp { app: app.clone() }];
             let mut targets = 0;
             for step in 0..=steps {
@@ -77,18 +86,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if step > 0 {
                     trail.push(action.clone());
                 }
-                let (ra, rb) = (
-                    a.apply(&action).map_err(|e| e.to_string()),
-                    b.apply(&action).map_err(|e| e.to_string()),
-                );
-                let (sa, sb) = (state(&mut a, &apps)?, state(&mut b, &apps)?);
+                let (ra, sa, next_targets) = play(&mut a, &action, &apps)?;
+                targets = next_targets;
                 compared += 1;
-                if digests {
+                let Some(b) = &mut b else {
                     use std::hash::{Hash, Hasher};
                     let mut h = std::collections::hash_map::DefaultHasher::new();
                     (format!("{ra:?}"), &sa).hash(&mut h);
                     println!("{app} {episode} {step} {:016x}", h.finish());
-                }
+                    continue;
+                };
+                let (rb, sb, _) = play(b, &action, &apps)?;
                 let what = if ra != rb {
                     Some(format!("the action's outcome: {ra:?} against {rb:?}"))
                 } else if sa.0 != sb.0 {
@@ -112,7 +120,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     println!("{app} episode {episode} step {step}: {what}\nactions: {}", trail.join(" "));
                     std::process::exit(1);
                 }
-                targets = a.observe(ObservationFormat::SphinxTree)?.targets.len();
             }
         }
     }

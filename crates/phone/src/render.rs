@@ -895,11 +895,7 @@ impl Phone {
         let mut changes = false;
         let mut stack = vec![&parsed.root];
         while let Some(view) = stack.pop() {
-            let page = view.pager.as_ref().map(|pager| {
-                let chosen =
-                    view.id.as_ref().and_then(|id| frame.pages.get(id)).copied().unwrap_or(pager.page);
-                chosen.min(view.children.len().saturating_sub(1))
-            });
+            let page = shown_page(view, &frame.pages);
             changes |= page.is_some();
             if view.kind == Kind::Edit
                 && let Some(id) = &view.id
@@ -921,12 +917,11 @@ impl Phone {
         if changes {
             let mut stack = vec![root.to_mut()];
             while let Some(view) = stack.pop() {
-                // A pager keeps only the page it shows: the user's page, else its `page`, within range.
-                if let Some(pager) = &mut view.pager {
+                // A pager keeps only the page it shows.
+                if let Some(page) = shown_page(view, &frame.pages)
+                    && let Some(pager) = &mut view.pager
+                {
                     let pages = view.children.len();
-                    let chosen =
-                        view.id.as_ref().and_then(|id| frame.pages.get(id)).copied().unwrap_or(pager.page);
-                    let page = chosen.min(pages.saturating_sub(1));
                     *pager = crate::view::Pager { page, pages };
                     if pages > 0 {
                         let shown = view.children.swap_remove(page);
@@ -979,6 +974,14 @@ impl Phone {
             }
         })
     }
+}
+
+/// The page a pager `view` shows (`None`: not a pager): the user's page (`pages`, by the
+/// pager's id), else its own `page`, within its pages.
+fn shown_page(view: &View, pages: &BTreeMap<String, usize>) -> Option<usize> {
+    let pager = view.pager.as_ref()?;
+    let chosen = view.id.as_ref().and_then(|id| pages.get(id)).copied().unwrap_or(pager.page);
+    Some(chosen.min(view.children.len().saturating_sub(1)))
 }
 
 /// Moves a kept parse out of a cache entry that is being replaced, leaving the one empty parse
