@@ -626,6 +626,8 @@ impl<'a> Search<'a> {
         let mut heap: BinaryHeap<Reverse<(u8, i64, usize)>> = BinaryHeap::new();
         heap.push(Reverse((0, 0, 0)));
         let mut seen: HashMap<u128, u32> = HashMap::new();
+        // The fields each expanded state offered typing into (`typing_is_redundant`).
+        let mut typing_fields: HashMap<usize, Vec<(i32, i32)>> = HashMap::new();
         let mut novelty = novelty::Novelty::default();
         let mut progress_of = novelty::Progress::default();
         let mut best: Option<Vec<Action>> = None;
@@ -779,8 +781,18 @@ impl<'a> Search<'a> {
                 // Its children are stepped from here: one restore and one step each.
                 self.walker.keep(&nodes, index)?;
             }
+            // The fields the parent offered typing into, for the reduction below.
+            let offered_fields: Vec<(i32, i32)> =
+                candidates.iter().filter_map(|c| typed_field(&c.action).map(|(p, _)| p)).collect();
+            let before = nodes[index].parent.and_then(|p| typing_fields.get(&p));
+            let last = path.last().and_then(typed_field);
             let parent_cost = nodes[index].cost;
             for c in candidates {
+                if let (Some((last_field, false)), Some((field, enter))) = (last, typed_field(&c.action))
+                    && typing_is_redundant(last_field, field, enter, before.map(Vec::as_slice))
+                {
+                    continue;
+                }
                 let cost = parent_cost + c.cost;
                 nodes.push(Node {
                     parent: Some(index),
@@ -790,6 +802,9 @@ impl<'a> Search<'a> {
                     deferred: None,
                 });
                 heap.push(Reverse((child_tier, priority + c.cost, nodes.len() - 1)));
+            }
+            if !offered_fields.is_empty() {
+                typing_fields.insert(index, offered_fields);
             }
         }
         Ok(Phase { best, expansions, first_solution_at, ran_out })
@@ -815,6 +830,42 @@ impl<'a> Search<'a> {
         }
         why
     }
+}
+
+/// The field a `type` action types into (its target point) and whether it presses Enter.
+fn typed_field(action: &Action) -> Option<((i32, i32), bool)> {
+    match action {
+        Action::Type { target: Some(phonebench_actions::Target::Point(p)), enter, .. } => {
+            Some(((p.x, p.y), *enter))
+        }
+        _ => None,
+    }
+}
+
+/// Whether typing into `field` right after typing into `last_field` without Enter is a path
+/// the search need not take, because a path no longer than it reaches the same state (a partial-order
+/// reduction: on a form, typing is cleared first and touches only its field).
+///
+/// - Into the same field again: the second text replaces the first, which typing it straight
+///   away does in one action fewer.
+/// - Into another field that the state before the last typing offered as well (`before`), and
+///   that comes earlier on the screen (top to bottom, then left to right): the same two fields
+///   typed in the other order, which the search offers, reach the same form; only that order
+///   is taken. A field the last typing brought (it was not offered before) is never skipped.
+///
+/// Typing with Enter submits (a search, a message), so it is never reordered: the last typing
+/// is one without Enter (the caller's), and `enter` (this one's) keeps it in either order.
+fn typing_is_redundant(
+    last_field: (i32, i32),
+    field: (i32, i32),
+    enter: bool,
+    before: Option<&[(i32, i32)]>,
+) -> bool {
+    if field == last_field {
+        return true;
+    }
+    let earlier = !enter && (field.1, field.0) < (last_field.1, last_field.0);
+    earlier && before.is_some_and(|offered| offered.contains(&field) && offered.contains(&last_field))
 }
 
 /// The key states are deduplicated by: the observation text, every tracked app's database (as
@@ -910,5 +961,40 @@ mod tests {
         ]);
         let counts: Vec<i64> = [none, a, ab].iter().map(|v| failing_checks(&criteria, v)).collect();
         assert_eq!(counts, vec![4, 3, 2]);
+    }
+
+    #[test]
+    fn typing_is_reordered_only_among_fields_offered_before_and_never_repeated() {
+        let (top, bottom) = ((540, 300), (540, 900));
+        let both = [top, bottom];
+        // Again into the field just typed into: the second text alone does it.
+        assert!(typing_is_redundant(top, top, false, None));
+        assert!(typing_is_redundant(top, top, true, None));
+        // Bottom then top, both offered before: top then bottom is the order taken.
+        assert!(typing_is_redundant(bottom, top, false, Some(&both)));
+        assert!(!typing_is_redundant(top, bottom, false, Some(&both)));
+        // With Enter the top field submits: typed first, the bottom one would come too late.
+        assert!(!typing_is_redundant(bottom, top, true, Some(&both)));
+        // The top field appeared only after the bottom one was typed into: no other order.
+        assert!(!typing_is_redundant(bottom, top, false, Some(&[bottom])));
+        assert!(!typing_is_redundant(bottom, top, false, None));
+        // Same row: left before right.
+        assert!(typing_is_redundant((900, 300), (100, 300), false, Some(&[(100, 300), (900, 300)])));
+    }
+
+    #[test]
+    fn typed_field_reads_a_points_target_and_enter() {
+        let at = |enter| Action::Type {
+            text: "x".into(),
+            target: Some(phonebench_actions::Target::Point(phonebench_actions::Point::new(3, 4))),
+            clear: true,
+            enter,
+        };
+        assert_eq!(typed_field(&at(true)), Some(((3, 4), true)));
+        assert_eq!(typed_field(&at(false)), Some(((3, 4), false)));
+        assert_eq!(
+            typed_field(&Action::Type { text: "x".into(), target: None, clear: true, enter: false }),
+            None
+        );
     }
 }
