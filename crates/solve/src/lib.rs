@@ -628,6 +628,8 @@ impl<'a> Search<'a> {
         let mut seen: HashMap<u128, u32> = HashMap::new();
         // The fields each expanded state offered typing into (`typing_is_redundant`).
         let mut typing_fields: HashMap<usize, Vec<(i32, i32)>> = HashMap::new();
+        // Each judged state's `world_key`, for the reduction of screen-blind actions below.
+        let mut worlds: HashMap<usize, u64> = HashMap::new();
         let mut novelty = novelty::Novelty::default();
         let mut progress_of = novelty::Progress::default();
         let mut best: Option<Vec<Action>> = None;
@@ -672,6 +674,7 @@ impl<'a> Search<'a> {
                     continue;
                 }
                 seen.insert(key, depth);
+                worlds.insert(index, world_key(episode, &finished, &verdict, &dynamic));
                 // What the width search measures needs the episode, which confirming an ending
                 // takes.
                 let width = (strategy == Strategy::Width).then(|| {
@@ -786,8 +789,18 @@ impl<'a> Search<'a> {
                 candidates.iter().filter_map(|c| typed_field(&c.action).map(|(p, _)| p)).collect();
             let before = nodes[index].parent.and_then(|p| typing_fields.get(&p));
             let last = path.last().and_then(typed_field);
+            // The last action changed only the screen: an action that does not look at it
+            // (`open_app`, `ask_user`, an MCP call), which the state before offered as well,
+            // is taken there, before the screen changed (it reaches the same state in fewer
+            // actions, or in as many the other way round).
+            let screen_only = nodes[index]
+                .parent
+                .is_some_and(|p| worlds.get(&p).is_some_and(|w| worlds.get(&index) == Some(w)));
             let parent_cost = nodes[index].cost;
             for c in candidates {
+                if screen_only && is_screen_blind(&c.action) {
+                    continue;
+                }
                 if let (Some((last_field, false)), Some((field, enter))) = (last, typed_field(&c.action))
                     && typing_is_redundant(last_field, field, enter, before.map(Vec::as_slice))
                 {
@@ -830,6 +843,12 @@ impl<'a> Search<'a> {
         }
         why
     }
+}
+
+/// Whether `action`'s outcome does not depend on the screen it is taken on: opening an app, asking
+/// the user, calling an MCP tool.
+fn is_screen_blind(action: &Action) -> bool {
+    matches!(action, Action::OpenApp { .. } | Action::AskUser { .. } | Action::McpCall { .. })
 }
 
 /// The field a `type` action types into (its target point) and whether it presses Enter.
@@ -884,11 +903,43 @@ pub fn state_key(
     let mut b = std::hash::DefaultHasher::new();
     1u8.hash(&mut a);
     2u8.hash(&mut b);
+    let screen = &episode.observation().text;
+    screen.hash(&mut a);
+    screen.hash(&mut b);
+    feed_world(episode, stopped, verdict, learnt, &mut [&mut a, &mut b]);
+    (u128::from(a.finish()) << 64) | u128::from(b.finish())
+}
+
+/// A digest of all [`state_key`] holds but the screen: two states with one world differ at most
+/// in what the app in front shows (a list scrolled, another tab), which is what an action that
+/// does not look at the screen (`open_app`, `ask_user`, an MCP call) does not see.
+pub fn world_key(
+    episode: &Episode,
+    stopped: &phonebench_env::Trajectory,
+    verdict: &Verdict,
+    learnt: &[text::TextCandidate],
+) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    feed_world(episode, stopped, verdict, learnt, &mut [&mut h]);
+    h.finish()
+}
+
+/// Feeds the parts of a state other than its screen, in a fixed order, to each of `hashers`: every
+/// tracked app's database, the app in front, the `ask_user` exchanges and MCP calls, which
+/// criteria pass, and the texts the path learnt (paths that read different things on earlier
+/// screens are different states: what they read is typed later).
+fn feed_world(
+    episode: &Episode,
+    stopped: &phonebench_env::Trajectory,
+    verdict: &Verdict,
+    learnt: &[text::TextCandidate],
+    hashers: &mut [&mut std::hash::DefaultHasher],
+) {
     let mut feed = |part: &dyn Fn(&mut std::hash::DefaultHasher)| {
-        part(&mut a);
-        part(&mut b);
+        for h in hashers.iter_mut() {
+            part(h);
+        }
     };
-    feed(&|h| episode.observation().text.hash(h));
     let t = episode.trajectory();
     for (app, pair) in &stopped.databases {
         feed(&|h| {
@@ -908,12 +959,9 @@ pub fn state_key(
     for c in &verdict.criteria {
         feed(&|h| c.passed.hash(h));
     }
-    // What the path read on earlier screens is typed later: paths that saw different things
-    // are different states.
     for c in learnt {
         feed(&|h| c.text.hash(h));
     }
-    (u128::from(a.finish()) << 64) | u128::from(b.finish())
 }
 
 /// The final action's status for a completion task.
