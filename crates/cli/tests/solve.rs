@@ -156,9 +156,9 @@ fn validate_oracle_flags_a_reference_longer_than_the_oracles_solution() {
         suite,
         "--oracle",
         "--max-expansions",
-        "600",
+        "1500",
         "--improve-expansions",
-        "400",
+        "800",
     ]);
     assert!(!ok, "{stdout}{stderr}");
     assert!(stdout.contains("FAIL  contacts.create"), "{stdout}");
@@ -189,9 +189,10 @@ fn explain_walks_the_reference_through_the_action_space() {
     let steps = walked["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 6, "{walked}");
     assert!(steps.iter().all(|s| s["cost"] == 2), "{walked}");
-    // Text mode: a table, and exit 1 when a step is not offered (a composed message).
+    // Text mode: a table, and exit 1 when a step is not offered (a tool called with an amount
+    // the agent computes: shares times the quoted price).
     let (ok, stdout, _) =
-        phonebench(&["solve", "--suite", "starter", "--tasks", "mcp.convert_and_text", "--explain"]);
+        phonebench(&["solve", "--suite", "starter", "--tasks", "mcp.fin_shares_value_text", "--explain"]);
     assert!(!ok, "{stdout}");
     assert!(stdout.contains("NONE") && stdout.contains("offered instead"), "{stdout}");
 }

@@ -18,7 +18,7 @@ use phonebench_tasks::TaskInstance;
 use phonebench_uitree::{NodeId, UiTree, WindowKind};
 
 use crate::Wants;
-use crate::text::{GoalWords, TextCandidate, words};
+use crate::text::{GoalWords, Learnt, TextCandidate, words};
 
 /// What a step costs the search: cheap for actions on elements that show the goal's words, or
 /// that type a text whose name matches the field.
@@ -90,7 +90,7 @@ fn element_words(tree: &UiTree, id: NodeId) -> Vec<String> {
 }
 
 /// The words naming a field: its resource id, hint and content description.
-fn field_words(tree: &UiTree, id: NodeId) -> Vec<String> {
+pub(crate) fn field_words(tree: &UiTree, id: NodeId) -> Vec<String> {
     let node = tree.node(id);
     let mut out = words(node.resource_id.rsplit('/').next().unwrap_or(""));
     if let Some(hint) = &node.hint {
@@ -121,7 +121,7 @@ fn is_nav_button(tree: &UiTree, id: NodeId) -> bool {
         && matches!(node.content_desc.as_str(), "Back" | "Home" | "Overview")
 }
 
-fn is_editable(node: &phonebench_uitree::Node) -> bool {
+pub(crate) fn is_editable(node: &phonebench_uitree::Node) -> bool {
     node.editable.unwrap_or(false)
         || node.class.ends_with("EditText")
         || node.class.ends_with("AutoCompleteTextView")
@@ -144,7 +144,7 @@ pub fn candidates(
     display: Display,
     instance: &TaskInstance,
     goal: &GoalWords,
-    learnt: &[TextCandidate],
+    learnt: &Learnt,
     so_far: &phonebench_env::Trajectory,
     tools: &crate::mcp::Tools,
 ) -> Vec<Candidate> {
@@ -153,7 +153,7 @@ pub fn candidates(
     let made = &so_far.mcp_calls;
     let mut out: Vec<Candidate> = Vec::new();
     let mut points: BTreeSet<(u8, i32, i32)> = BTreeSet::new();
-    let texts: Vec<&TextCandidate> = goal.candidates.iter().chain(learnt.iter()).collect();
+    let texts: Vec<&TextCandidate> = goal.candidates.iter().chain(learnt.texts.iter()).collect();
     // The hours and minutes of times the user told in a reply (the goal's are in `goal`), read
     // from the whole reply (`3:30 PM`: its words alone lose the PM). Not times a tool answered
     // (a place's opening hours) or a screen showed (every clock and list shows some): typed at
@@ -211,6 +211,22 @@ pub fn candidates(
                         push_typing(&mut out, &part.text, target(), cost::TYPE_MATCHED);
                     }
                 }
+                // The reference's text typed after the field's own (the end of a draft).
+                for t in &learnt.appended {
+                    let matched = t.key.iter().any(|k| field.contains(k));
+                    for enter in [false, true] {
+                        out.push(Candidate {
+                            action: Action::Type {
+                                text: t.text.clone(),
+                                target: Some(target()),
+                                clear: false,
+                                enter,
+                            },
+                            cost: if matched { cost::TYPE_MATCHED } else { cost::TYPE }
+                                + if enter { cost::ENTER } else { 0 },
+                        });
+                    }
+                }
                 if finds {
                     // A name the goal gives, searched for (`Denver`): what an agent types there.
                     for term in goal.search_terms.iter().filter(|t| **t != node.text) {
@@ -261,11 +277,26 @@ pub fn candidates(
             out.push(Candidate { action: Action::OpenApp { app: app.clone() }, cost: cost::OPEN_APP });
         }
     }
+    let first_call = out.len();
     for (action, named) in tools.calls(&texts, goal, made) {
         out.push(Candidate { action, cost: if named { cost::MCP_NAMED } else { cost::MCP } });
     }
+    // The reference's calls whose values the path has seen, as a tool the goal names.
+    for (tool, arguments) in &learnt.calls {
+        let action = Action::McpCall { tool: tool.clone(), arguments: arguments.clone() };
+        if tools.has(tool)
+            && !made.iter().any(|c| c.tool == *tool && c.arguments == *arguments)
+            && !out[first_call..].iter().any(|c| c.action == action)
+        {
+            out.push(Candidate { action, cost: cost::MCP_NAMED });
+        }
+    }
     if !instance.facts.is_empty() && !asked {
         out.push(Candidate { action: Action::AskUser { text: instance.goal.clone() }, cost: cost::ASK });
+        // The reference's questions (one asked per path, like the goal).
+        for question in learnt.questions.iter().filter(|q| **q != instance.goal) {
+            out.push(Candidate { action: Action::AskUser { text: question.clone() }, cost: cost::ASK });
+        }
     }
     out
 }
@@ -274,7 +305,7 @@ pub fn candidates(
 /// (complete, or infeasible when a check wants it), and `answer` with each text on the screen
 /// (and its parts, numbers and words with digits) and each text candidate. Nothing is guessed:
 /// a count that no screen shows is out of reach.
-pub fn endings(wants: &Wants, tree: &UiTree, goal: &GoalWords, learnt: &[TextCandidate]) -> Vec<Action> {
+pub fn endings(wants: &Wants, tree: &UiTree, goal: &GoalWords, learnt: &Learnt) -> Vec<Action> {
     let mut out = vec![Action::Finish { status: FinishStatus::Complete, reason: None }];
     if wants.infeasible {
         out.push(Action::Finish { status: FinishStatus::Infeasible, reason: None });
@@ -312,8 +343,11 @@ pub fn endings(wants: &Wants, tree: &UiTree, goal: &GoalWords, learnt: &[TextCan
             }
         }
     }
-    for t in goal.candidates.iter().chain(learnt.iter()) {
+    for t in goal.candidates.iter().chain(learnt.texts.iter()) {
         add(&t.text);
+    }
+    for a in &learnt.answers {
+        add(a);
     }
     out.extend(answers.into_iter().map(|text| Action::Answer { text }));
     out

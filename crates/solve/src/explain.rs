@@ -24,6 +24,10 @@ pub struct StepExplanation {
     pub number: usize,
     /// The step's action.
     pub action: Action,
+    /// What the action touches, when it touches a point: the element's text or description
+    /// and its resource id (`Open navigation drawer #drawer_button`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub element: Option<String>,
     /// Actions the search offers on the screen before the step.
     pub candidates: usize,
     /// The cost of the cheapest candidate reaching the same state as the step (`None`: the
@@ -64,6 +68,27 @@ fn point_of(action: &Action) -> Option<(i32, i32)> {
     }
 }
 
+/// The label of the element `action` touches on `tree` (the node a touch there reaches, or the
+/// nearest ancestor of it that says what it is).
+fn element_label(tree: &UiTree, action: &Action) -> Option<String> {
+    let (x, y) = point_of(action)?;
+    let hit = tree.hit_test(x, y)?;
+    let mut ids = vec![hit];
+    ids.extend(tree.ancestors(hit));
+    let node = ids
+        .iter()
+        .map(|&i| tree.node(i))
+        .find(|n| !n.text.is_empty() || !n.content_desc.is_empty() || !n.resource_id.is_empty())?;
+    let name = if node.text.is_empty() { &node.content_desc } else { &node.text };
+    let id = node.resource_id.rsplit('/').next().unwrap_or("");
+    let label = match (name.is_empty(), id.is_empty()) {
+        (false, false) => format!("{} #{id}", name.chars().take(60).collect::<String>()),
+        (false, true) => name.chars().take(60).collect(),
+        (true, _) => format!("#{id}"),
+    };
+    Some(label)
+}
+
 /// The walk of a whole path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explanation {
@@ -78,6 +103,11 @@ pub struct Explanation {
     pub passes: bool,
     /// Why the walk stopped early, if it did (the decider gave up, the episode ended).
     pub stopped: Option<String>,
+    /// Each fact the reference's texts need ([`crate::reference`]) and the number of the step
+    /// before which the path had seen it (0: on the first screen; `None`: never, so the texts
+    /// needing it were never offered).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<(String, Option<usize>)>,
 }
 
 /// At most this many steps are walked (a decider that never ends).
@@ -92,7 +122,8 @@ pub fn explain(
     tools: &mcp::Tools,
     mut decide: impl FnMut(&UiTree) -> Result<Action, String>,
 ) -> Result<Explanation, SolveError> {
-    let words = text::GoalWords::of(instance);
+    let mut words = text::GoalWords::of(instance);
+    words.reference = std::mem::take(&mut words.reference).with_given(tools.told());
     let wants = Wants::of(&instance.criteria);
     let ctx = EvalContext::for_task(instance);
     let mut episode = Episode::start(catalog, instance, EpisodeOptions::default())?;
@@ -102,6 +133,7 @@ pub fn explain(
         ending: None,
         passes: false,
         stopped: None,
+        facts: words.reference.facts.iter().map(|f| (f.clone(), None)).collect(),
     };
     for number in 1..=MAX_WALK {
         if episode.is_done() {
@@ -116,7 +148,12 @@ pub fn explain(
                 return Ok(out);
             }
         };
-        let dynamic = text::dynamic_candidates(episode.trajectory(), &words);
+        let dynamic = text::learnt(episode.trajectory(), &words);
+        for (i, (_, at)) in out.facts.iter_mut().enumerate() {
+            if at.is_none() && dynamic.landmarks.facts & (1 << i) != 0 {
+                *at = Some(number - 1);
+            }
+        }
         if matches!(action, Action::Finish { .. } | Action::Answer { .. }) {
             let endings = actions::endings(&wants, &tree, &words, &dynamic);
             let mut offered = false;
@@ -153,7 +190,7 @@ pub fn explain(
             if episode.is_done() {
                 return Ok(None);
             }
-            let dynamic = text::dynamic_candidates(episode.trajectory(), &words);
+            let dynamic = text::learnt(episode.trajectory(), &words);
             let finished = episode.stopped_with(&COMPLETE)?;
             let verdict = evaluate(&instance.criteria, &finished, &ctx);
             Ok(Some(state_key(episode, &finished, &verdict, &dynamic)))
@@ -184,6 +221,7 @@ pub fn explain(
         };
         out.steps.push(StepExplanation {
             number,
+            element: element_label(&tree, &action),
             action: action.clone(),
             candidates: candidates.len(),
             cost,

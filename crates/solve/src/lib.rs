@@ -26,6 +26,7 @@ pub mod actions;
 pub mod explain;
 pub mod mcp;
 pub mod novelty;
+pub mod reference;
 pub mod text;
 
 use std::cmp::Reverse;
@@ -475,6 +476,11 @@ struct Node {
     /// Reached, judged and found not novel: waiting in the heap to be expanded, its children
     /// with this priority.
     deferred: Option<i64>,
+    /// The reference's landmarks the path had achieved when the state was judged, and the
+    /// screens its trajectory held then: a child reads only the screens after them
+    /// ([`text::learnt_after`]).
+    landmarks: reference::Landmarks,
+    screens: usize,
 }
 
 /// How a search orders the states it reached.
@@ -520,6 +526,9 @@ struct Search<'a> {
     walker: Walker<'a>,
     wants: Wants,
     words: text::GoalWords,
+    /// How many landmarks the reference's texts have ([`reference::Landmarks`]): every fact
+    /// they need and every typed text.
+    landmarks: i64,
     ctx: EvalContext,
 }
 
@@ -533,6 +542,9 @@ impl<'a> Search<'a> {
     ) -> Search<'a> {
         let bound =
             budget.max_depth.or(reference_length).unwrap_or(instance.max_steps).min(instance.max_steps);
+        let mut words = text::GoalWords::of(instance);
+        // The tools' descriptions and schemas are told to an agent before its first step.
+        words.reference = std::mem::take(&mut words.reference).with_given(tools.told());
         Search {
             instance,
             budget: *budget,
@@ -546,7 +558,8 @@ impl<'a> Search<'a> {
                 tools: Arc::new(tools),
             },
             wants: Wants::of(&instance.criteria),
-            words: text::GoalWords::of(instance),
+            landmarks: words.reference.landmark_count(),
+            words,
             ctx: EvalContext::for_task(instance),
         }
     }
@@ -617,7 +630,15 @@ impl<'a> Search<'a> {
     /// `limit` states before a solution is found and `total` in all (the search for a shorter
     /// one included).
     fn phase(&mut self, strategy: Strategy, limit: usize, total: usize) -> Result<Phase, SolveError> {
-        let mut nodes = vec![Node { parent: None, action: None, depth: 0, cost: 0, deferred: None }];
+        let mut nodes = vec![Node {
+            parent: None,
+            action: None,
+            depth: 0,
+            cost: 0,
+            deferred: None,
+            landmarks: reference::Landmarks::default(),
+            screens: 0,
+        }];
         // (tier, priority, node); the smallest first, ties to the node pushed first. The cost
         // search keeps every node in tier 1 with priority cost + estimate. The width search:
         // tier 0 is the start, 1 a child of a novel state, 2 a child of a state that was not
@@ -652,7 +673,12 @@ impl<'a> Search<'a> {
             let path = Self::path(&nodes, index);
             let Some(episode) = self.walker.goto(&nodes, index)? else { continue };
             expansions += 1;
-            let dynamic = text::dynamic_candidates(episode.trajectory(), &self.words);
+            let (earlier, screens_from) = nodes[index]
+                .parent
+                .map_or((Default::default(), 0), |p| (nodes[p].landmarks, nodes[p].screens));
+            let dynamic = text::learnt_after(episode.trajectory(), &self.words, earlier, screens_from);
+            nodes[index].landmarks = dynamic.landmarks;
+            nodes[index].screens = episode.trajectory().screens.len();
             let tree = episode.tree().clone();
             let display = episode.options().display;
             let (priority, child_tier) = if let Some(priority) = nodes[index].deferred {
@@ -737,9 +763,12 @@ impl<'a> Search<'a> {
                 match width {
                     None => {
                         let failing = failing_checks(&self.instance.criteria, &verdict);
+                        // The reference's landmarks not achieved yet (facts not seen, texts not
+                        // placed) count as failing checks.
+                        let unseen = self.landmarks - dynamic.landmarks.count();
                         // The children's depth is credited: see `DEPTH_CREDIT`.
                         let credit = DEPTH_CREDIT * (i64::from(depth) + 1);
-                        (nodes[index].cost - credit + 4 * failing - seen_words, 1)
+                        (nodes[index].cost - credit + 4 * (failing + unseen) - seen_words, 1)
                     }
                     Some((told, foreground)) => {
                         // Each database hashed once, for progress and atoms both.
@@ -753,7 +782,7 @@ impl<'a> Search<'a> {
                             &self.instance.criteria,
                             &verdict,
                             self.words.candidates.iter().chain(told.iter()),
-                        );
+                        ) + dynamic.landmarks.count();
                         let priority = nodes[index].cost - seen_words - PROGRESS_WEIGHT * progress;
                         if tier < 2 {
                             let atoms =
@@ -813,6 +842,8 @@ impl<'a> Search<'a> {
                     depth: depth + 1,
                     cost,
                     deferred: None,
+                    landmarks: reference::Landmarks::default(),
+                    screens: 0,
                 });
                 heap.push(Reverse((child_tier, priority + c.cost, nodes.len() - 1)));
             }
@@ -897,7 +928,7 @@ pub fn state_key(
     episode: &Episode,
     stopped: &phonebench_env::Trajectory,
     verdict: &Verdict,
-    learnt: &[text::TextCandidate],
+    learnt: &text::Learnt,
 ) -> u128 {
     let mut a = std::hash::DefaultHasher::new();
     let mut b = std::hash::DefaultHasher::new();
@@ -917,7 +948,7 @@ pub fn world_key(
     episode: &Episode,
     stopped: &phonebench_env::Trajectory,
     verdict: &Verdict,
-    learnt: &[text::TextCandidate],
+    learnt: &text::Learnt,
 ) -> u64 {
     let mut h = std::hash::DefaultHasher::new();
     feed_world(episode, stopped, verdict, learnt, &mut [&mut h]);
@@ -932,7 +963,7 @@ fn feed_world(
     episode: &Episode,
     stopped: &phonebench_env::Trajectory,
     verdict: &Verdict,
-    learnt: &[text::TextCandidate],
+    learnt: &text::Learnt,
     hashers: &mut [&mut std::hash::DefaultHasher],
 ) {
     let mut feed = |part: &dyn Fn(&mut std::hash::DefaultHasher)| {
@@ -959,8 +990,15 @@ fn feed_world(
     for c in &verdict.criteria {
         feed(&|h| c.passed.hash(h));
     }
-    for c in learnt {
+    for c in &learnt.texts {
         feed(&|h| c.text.hash(h));
+    }
+    // The reference's facts seen decide which texts are offered: a state of its own. The texts
+    // placed only steer the search (a screen and databases reached again after typing a text
+    // and clearing it are the same state). Only when some fact was seen, so that other states'
+    // keys are as before.
+    if learnt.landmarks.facts != 0 {
+        feed(&|h| learnt.landmarks.facts.hash(h));
     }
 }
 

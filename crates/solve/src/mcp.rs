@@ -33,6 +33,8 @@ struct Tool {
     /// Words of its name, to favour tools the goal names.
     words: Vec<String>,
     schema: Value,
+    /// What an agent is told of it: its description and its argument schema, as text.
+    told: String,
 }
 
 /// The task's built-in MCP servers and their tools.
@@ -73,6 +75,7 @@ impl Tools {
                     server: index,
                     words: crate::text::words(&def.name.replace('_', " ")),
                     schema: def.input_schema.clone(),
+                    told: format!("{} {}", def.description, def.input_schema),
                 });
             }
         }
@@ -82,6 +85,17 @@ impl Tools {
     /// Whether there is any tool to call.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
+    }
+
+    /// What an agent is told of the tools before it calls any: each one's description and
+    /// argument schema (a route's `mode` choices), as text.
+    pub fn told(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|t| t.told.as_str())
+    }
+
+    /// Whether `exposed` is one of the tools (a built-in server's, exposed to the task).
+    pub fn has(&self, exposed: &str) -> bool {
+        self.tools.iter().any(|t| t.exposed == exposed)
     }
 
     /// What calling `tool` with `arguments` answers after the path's `earlier` calls, as a run's
@@ -282,6 +296,7 @@ mod tests {
                     remote: d.name.into(),
                     server: 0,
                     words: Vec::new(),
+                    told: String::new(),
                     schema: d.input_schema,
                 })
                 .collect(),

@@ -2,19 +2,22 @@
 //!
 //! Typed and answered text comes from the task's parameters that the goal shows (every scalar,
 //! and every field of a table, whose text appears in the goal: a hidden parameter, such as an
-//! expected answer, is never used), the goal (quoted strings, numbers), and what the episode learnt (`ask_user` replies,
-//! MCP results: quoted strings and words with digits); answers also from the screen. Never from
-//! the reference.
+//! expected answer, is never used), the goal (quoted strings, numbers), what the episode learnt (`ask_user` replies,
+//! MCP results: quoted strings and words with digits; values read on earlier screens), and the
+//! reference's texts once the path has seen the hidden values in them ([`crate::reference`]);
+//! answers also from the screen.
 
 use std::collections::BTreeSet;
 
 use phonebench_env::Trajectory;
 use phonebench_tasks::TaskInstance;
 use phonebench_uitree::UiTree;
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use crate::reference::{Landmarks, ReferenceTexts};
 
 /// Words too common to steer by.
-const STOP_WORDS: &[&str] = &[
+pub(crate) const STOP_WORDS: &[&str] = &[
     "the", "and", "for", "with", "from", "that", "this", "then", "than", "what", "which", "when", "where",
     "who", "how", "into", "onto", "your", "you", "are", "was", "were", "has", "have", "had", "its", "it's",
     "all", "any", "our", "out", "not", "but", "can", "will", "just", "about", "there", "their", "them",
@@ -69,6 +72,9 @@ pub struct GoalWords {
     /// The hours and minutes of the goal's times of day ([`time_parts`]), typed only into a
     /// field named for them (a time picker's `#input_hour`).
     pub time_parts: Vec<TextCandidate>,
+    /// What the task's reference types, answers, asks and calls, each offered once the path has
+    /// seen the hidden values in it ([`crate::reference`]).
+    pub reference: ReferenceTexts,
 }
 
 impl GoalWords {
@@ -107,9 +113,29 @@ impl GoalWords {
         let digits = instance.goal.chars().filter(char::is_ascii_digit).chain(std::iter::once('0')).collect();
         let search_terms =
             names(&instance.goal).into_iter().filter(|n| !candidates.iter().any(|c| &c.text == n)).collect();
-        let durations_ms = durations_ms(&instance.goal);
+        let mut durations_ms = durations_ms(&instance.goal);
+        // And as long as the reference waits (a reply that comes in 5 minutes): a length of
+        // time, not a text, and free of facts.
+        let mut steps: Vec<&phonebench_tasks::RefStep> = instance.reference.iter().collect();
+        while let Some(step) = steps.pop() {
+            match step {
+                phonebench_tasks::RefStep::Wait { ms: Some(ms) } if !durations_ms.contains(ms) => {
+                    durations_ms.push(*ms)
+                }
+                phonebench_tasks::RefStep::If { then, .. } => steps.push(then),
+                _ => {}
+            }
+        }
         let time_parts = time_parts(&instance.goal);
-        GoalWords { words, candidates, digits, search_terms, durations_ms, time_parts }
+        let reference = ReferenceTexts::of(instance);
+        // A goal's value the reference types is named by its field too (`Kavya Novak` into the
+        // recipient field).
+        for (r, _) in reference.typed.iter().chain(&reference.appended) {
+            if let Some(c) = candidates.iter_mut().find(|c| c.text == r.text) {
+                add_words(&mut c.key, &r.key);
+            }
+        }
+        GoalWords { words, candidates, digits, search_terms, durations_ms, time_parts, reference }
     }
 
     /// How many of the goal's words the screen shows (texts and content descriptions).
@@ -137,6 +163,15 @@ impl GoalWords {
     /// Whether any of `words` is one of the goal's.
     pub fn matches(&self, words: &[String]) -> bool {
         words.iter().any(|w| self.words.contains(w))
+    }
+}
+
+/// Adds to `key` the words of `more` it does not have.
+fn add_words(key: &mut Vec<String>, more: &[String]) {
+    for w in more {
+        if !key.contains(w) {
+            key.push(w.clone());
+        }
     }
 }
 
@@ -351,6 +386,71 @@ pub fn dynamic_candidates(trajectory: &Trajectory, goal: &GoalWords) -> Vec<Text
         }
     }
     out
+}
+
+/// What a path has learnt: the texts it may type (what it was told, what earlier screens
+/// showed, and the reference's texts whose facts it has seen), the answers, questions and MCP
+/// calls of the reference it may now give, and which of those facts it has seen.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Learnt {
+    /// Texts to type (and to answer with).
+    pub texts: Vec<TextCandidate>,
+    /// The reference's texts typed after a field's text, whose facts were seen.
+    pub appended: Vec<TextCandidate>,
+    /// The reference's answers whose facts were seen.
+    pub answers: Vec<String>,
+    /// The reference's questions for the simulated user whose facts were seen.
+    pub questions: Vec<String>,
+    /// The reference's MCP calls (tool, arguments) whose facts were seen.
+    pub calls: Vec<(String, Map<String, Value>)>,
+    /// The reference's facts seen and texts placed ([`Landmarks`]): part of the state (a path
+    /// that read the event's time is not the path that did not).
+    pub landmarks: Landmarks,
+}
+
+/// What `trajectory` learnt: [`dynamic_candidates`], then the reference's items whose facts it
+/// has seen.
+pub fn learnt(trajectory: &Trajectory, goal: &GoalWords) -> Learnt {
+    learnt_after(trajectory, goal, Landmarks::default(), 0)
+}
+
+/// [`learnt`] for a path known to have achieved the landmarks `earlier` on its screens before
+/// `screens_from` ([`ReferenceTexts::landmarks_after`]): the same, reading fewer screens.
+pub fn learnt_after(
+    trajectory: &Trajectory,
+    goal: &GoalWords,
+    earlier: Landmarks,
+    screens_from: usize,
+) -> Learnt {
+    let mut texts = dynamic_candidates(trajectory, goal);
+    let reference = &goal.reference;
+    let landmarks = reference.landmarks_after(trajectory, earlier, screens_from);
+    let facts_seen = landmarks.facts;
+    let open = |needs: u64| needs & !facts_seen == 0;
+    for (c, needs) in &reference.typed {
+        if !open(*needs) || goal.candidates.iter().any(|g| g.text == c.text) {
+            continue;
+        }
+        // A text learnt otherwise (a tool's result) is named by the reference's field too. Not
+        // `push`: a reference's text may be long (a note's lines), and it is the task's own.
+        match texts.iter_mut().find(|t| t.text == c.text) {
+            Some(t) => add_words(&mut t.key, &c.key),
+            None => texts.push(c.clone()),
+        }
+    }
+    Learnt {
+        texts,
+        appended: reference.appended.iter().filter(|(_, n)| open(*n)).map(|(c, _)| c.clone()).collect(),
+        answers: reference.answers.iter().filter(|(_, n)| open(*n)).map(|(a, _)| a.clone()).collect(),
+        questions: reference.questions.iter().filter(|(_, n)| open(*n)).map(|(q, _)| q.clone()).collect(),
+        calls: reference
+            .calls
+            .iter()
+            .filter(|(_, _, n)| open(*n))
+            .map(|(t, a, _)| (t.clone(), a.clone()))
+            .collect(),
+        landmarks,
+    }
 }
 
 /// Text the episode was told: from each `ask_user` reply and MCP result, its quoted strings,

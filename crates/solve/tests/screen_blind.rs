@@ -11,7 +11,7 @@ use phonebench_actions::Action;
 use phonebench_env::{Episode, EpisodeOptions};
 use phonebench_eval::{EvalContext, evaluate};
 use phonebench_phone::Catalog;
-use phonebench_solve::text::{GoalWords, dynamic_candidates};
+use phonebench_solve::text::{GoalWords, learnt};
 use phonebench_solve::{COMPLETE, state_key, world_key};
 use phonebench_tasks::TaskInstance;
 
@@ -19,7 +19,7 @@ use phonebench_tasks::TaskInstance;
 fn keys(episode: &Episode, task: &TaskInstance) -> (u128, u64) {
     let stopped = episode.stopped_with(&COMPLETE).unwrap();
     let verdict = evaluate(&task.criteria, &stopped, &EvalContext::for_task(task));
-    let learnt = dynamic_candidates(episode.trajectory(), &GoalWords::of(task));
+    let learnt = learnt(episode.trajectory(), &GoalWords::of(task));
     (state_key(episode, &stopped, &verdict, &learnt), world_key(episode, &stopped, &verdict, &learnt))
 }
 

@@ -22,7 +22,15 @@ fn typing(
 ) -> Vec<(String, String, i64)> {
     let tree = episode.tree().clone();
     let tools = Tools::for_task(task, &phonebench_mcp::McpConfig::default());
-    let offered = candidates(&tree, episode.options().display, task, goal, &[], episode.trajectory(), &tools);
+    let offered = candidates(
+        &tree,
+        episode.options().display,
+        task,
+        goal,
+        &Default::default(),
+        episode.trajectory(),
+        &tools,
+    );
     offered
         .into_iter()
         .filter_map(|c| match c.action {

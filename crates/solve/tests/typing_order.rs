@@ -29,7 +29,7 @@ fn key_after(catalog: &Catalog, task: &TaskInstance, typing: &[(&str, &str)]) ->
     }
     let stopped = episode.stopped_with(&COMPLETE).unwrap();
     let verdict = evaluate(&task.criteria, &stopped, &EvalContext::for_task(task));
-    state_key(&episode, &stopped, &verdict, &[])
+    state_key(&episode, &stopped, &verdict, &Default::default())
 }
 
 #[test]
