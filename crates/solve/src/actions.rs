@@ -62,7 +62,14 @@ pub mod cost {
 pub const COMMIT_WORDS: &[&str] = &[
     "save", "done", "send", "add", "create", "apply", "confirm", "delete", "remove", "next", "continue",
     "yes", "allow", "submit", "search", "set", "start", "reply", "forward", "share", "edit", "new",
+    "compose", "attach", "insert",
 ];
+
+/// Words of elements that open more of an app (an overflow menu, a navigation drawer): tapped at
+/// [`cost::TAP_NAMED`], between a goal word and any element. Generic UI words, like
+/// [`COMMIT_WORDS`]: the Drafts folder behind `Open navigation drawer`, Delete behind `More
+/// options`.
+pub const HUB_WORDS: &[&str] = &["more", "options", "menu", "drawer", "navigation"];
 
 /// Words naming a field that finds things (`Search contacts`, `#search_view`): any name or value
 /// the goal gives is worth typing there, as much as into a field named like it.
@@ -89,10 +96,22 @@ fn element_words(tree: &UiTree, id: NodeId) -> Vec<String> {
     out
 }
 
+/// The words of a resource id (`compose_message_text`, `to`): [`words`], and its short words
+/// too (`to`, `cc`), which name a field as well as long ones.
+pub(crate) fn id_words(id: &str) -> Vec<String> {
+    let mut out = words(id);
+    for w in crate::text::name_words(id) {
+        if w.chars().count() < 3 && w.chars().all(char::is_alphabetic) && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
 /// The words naming a field: its resource id, hint and content description.
 pub(crate) fn field_words(tree: &UiTree, id: NodeId) -> Vec<String> {
     let node = tree.node(id);
-    let mut out = words(node.resource_id.rsplit('/').next().unwrap_or(""));
+    let mut out = id_words(node.resource_id.rsplit('/').next().unwrap_or(""));
     if let Some(hint) = &node.hint {
         out.extend(words(hint));
     }
@@ -165,6 +184,13 @@ pub fn candidates(
         .filter(|x| x.fact.is_some())
         .flat_map(|x| crate::text::time_parts(&x.answer))
         .collect();
+    // Words the user or a tool told (a song's name, a place): an element showing one is as
+    // promising as one showing a goal word, since they answer what the goal left open.
+    let told_words: BTreeSet<String> = crate::text::told_candidates(so_far)
+        .iter()
+        .flat_map(|c| words(&c.text))
+        .filter(|w| w.chars().any(char::is_alphabetic))
+        .collect();
     for (id, node) in tree.iter() {
         if tree.window(tree.window_of(id)).kind == WindowKind::InputMethod || is_nav_button(tree, id) {
             continue;
@@ -177,11 +203,16 @@ pub fn candidates(
         let target = || Target::Point(Point::new(x, y));
         let shown = element_words(tree, id);
         let relevant = goal.matches(&shown)
-            || shown.iter().any(|w| COMMIT_WORDS.contains(&w.as_str()))
+            || shown.iter().any(|w| COMMIT_WORDS.contains(&w.as_str()) || told_words.contains(w))
+            // `OK` (a dialog's, a picker's) is too short to be a word.
+            || node.text.trim().eq_ignore_ascii_case("ok")
             || goal.digit_key(&node.text)
             || goal.digit_key(&node.content_desc);
         // Named by a goal word only in its resource id (`#tab_timer`): between the two.
-        let named = !relevant && goal.matches(&words(node.resource_id.rsplit('/').next().unwrap_or("")));
+        // Also a way to more of the app (an overflow menu, a drawer): between the two as well.
+        let named = !relevant
+            && (goal.matches(&words(node.resource_id.rsplit('/').next().unwrap_or("")))
+                || shown.iter().any(|w| HUB_WORDS.contains(&w.as_str())));
         if editable {
             if points.insert((3, x, y)) {
                 let field = field_words(tree, id);

@@ -105,8 +105,7 @@ impl ReferenceTexts {
                     let mut key = Vec::new();
                     for term in &target.0 {
                         match term {
-                            // The words a field's words are matched with (`crate::actions`), so
-                            // `#to` names no field in particular.
+                            // The words a field's words are matched with (`crate::actions`).
                             SelectorTerm::Id(id) => key
                                 .extend(words(id).into_iter().filter(|w| !FIELD_WORDS.contains(&w.as_str()))),
                             SelectorTerm::Text(t) | SelectorTerm::Contains(t) | SelectorTerm::Desc(t) => {
@@ -274,6 +273,35 @@ impl ReferenceTexts {
             }
         }
         placed
+    }
+
+    /// How many typed texts not yet placed, whose facts were seen, have a field named for them on
+    /// `tree` (the screen to type them on is reached).
+    pub fn fields_ready(&self, tree: &UiTree, landmarks: Landmarks) -> i64 {
+        let items = self.typed.iter().chain(self.appended.iter());
+        let mut fields: Option<Vec<Vec<String>>> = None;
+        let mut ready = 0;
+        for (bit, (c, needs)) in items.enumerate().take(64) {
+            if landmarks.placed & (1 << bit) != 0 || needs & !landmarks.facts != 0 || c.key.is_empty() {
+                continue;
+            }
+            let fields = fields.get_or_insert_with(|| {
+                tree.iter()
+                    .filter(|(id, n)| {
+                        crate::actions::is_editable(n)
+                            && !matches!(
+                                tree.window(tree.window_of(*id)).kind,
+                                WindowKind::InputMethod | WindowKind::SystemUi
+                            )
+                    })
+                    .map(|(id, _)| crate::actions::field_words(tree, id))
+                    .collect()
+            });
+            if fields.iter().any(|f| f.iter().any(|w| c.key.contains(w))) {
+                ready += 1;
+            }
+        }
+        ready
     }
 
     /// [`ReferenceTexts::seen`] for a path known to have seen `earlier` on its screens before

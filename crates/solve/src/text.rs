@@ -130,7 +130,8 @@ impl GoalWords {
         let reference = ReferenceTexts::of(instance);
         // A goal's value the reference types is named by its field too (`Kavya Novak` into the
         // recipient field).
-        for (r, _) in reference.typed.iter().chain(&reference.appended) {
+        // Not a text the reference appends: typed over the field, it would replace what it follows.
+        for (r, _) in &reference.typed {
             if let Some(c) = candidates.iter_mut().find(|c| c.text == r.text) {
                 add_words(&mut c.key, &r.key);
             }
