@@ -105,9 +105,13 @@ impl ReferenceTexts {
                     let mut key = Vec::new();
                     for term in &target.0 {
                         match term {
-                            // The words a field's words are matched with (`crate::actions`).
-                            SelectorTerm::Id(id) => key
-                                .extend(words(id).into_iter().filter(|w| !FIELD_WORDS.contains(&w.as_str()))),
+                            // The words a field's words are matched with (`crate::actions`),
+                            // short ones too: `#to`, `#cc` name their fields.
+                            SelectorTerm::Id(id) => key.extend(
+                                crate::actions::id_words(id.rsplit('/').next().unwrap_or(""))
+                                    .into_iter()
+                                    .filter(|w| !FIELD_WORDS.contains(&w.as_str())),
+                            ),
                             SelectorTerm::Text(t) | SelectorTerm::Contains(t) | SelectorTerm::Desc(t) => {
                                 key.extend(words(t))
                             }

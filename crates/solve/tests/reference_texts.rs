@@ -96,3 +96,15 @@ fn landmarks_carried_along_a_path_equal_reading_the_whole_path() {
     assert_eq!(carried.facts, all(goal.reference.facts.len()), "{carried:?} {:?}", goal.reference);
     assert_eq!(carried.placed, all(goal.reference.typed.len()), "{carried:?} {:?}", goal.reference);
 }
+
+#[test]
+fn a_goal_value_the_reference_types_into_a_short_named_field_is_named_by_it() {
+    // `type #to "{{ c.display_name }}"`: the recipient is named `to`, a word too short for the
+    // goal's words, so typing it into the To field costs what a matched text costs.
+    let catalog = Catalog::load_dir(&root().join("apps")).unwrap();
+    let task = instance(&catalog, "email.forward_attachment");
+    let recipient = task.params["c"]["display_name"].as_str().unwrap();
+    let goal = GoalWords::of(&task);
+    let candidate = goal.candidates.iter().find(|c| c.text == recipient).unwrap();
+    assert!(candidate.key.iter().any(|k| k == "to"), "{candidate:?}");
+}
