@@ -89,6 +89,20 @@ pub struct ReferenceTexts {
     pub given: Vec<String>,
 }
 
+/// The text fields of `tree` an app shows (not the keyboard's, not the status bar's): where the
+/// reference's texts are typed.
+fn app_fields(tree: &UiTree) -> impl Iterator<Item = phonebench_uitree::NodeId> + '_ {
+    tree.iter()
+        .filter(|(id, node)| {
+            crate::actions::is_editable(node)
+                && !matches!(
+                    tree.window(tree.window_of(*id)).kind,
+                    WindowKind::InputMethod | WindowKind::SystemUi
+                )
+        })
+        .map(|(id, _)| id)
+}
+
 impl ReferenceTexts {
     /// The texts of `instance`'s (rendered) reference.
     pub fn of(instance: &TaskInstance) -> ReferenceTexts {
@@ -262,15 +276,7 @@ impl ReferenceTexts {
                     t.trim().eq_ignore_ascii_case(c.text.trim())
                 }
             };
-            let in_field = tree.iter().any(|(id, node)| {
-                crate::actions::is_editable(node)
-                    && !matches!(
-                        tree.window(tree.window_of(id)).kind,
-                        WindowKind::InputMethod | WindowKind::SystemUi
-                    )
-                    && holds(&node.text)
-                    && named(tree, id, &c.key)
-            });
+            let in_field = app_fields(tree).any(|id| holds(&tree.node(id).text) && named(tree, id, &c.key));
             let sent = entered.is_some_and(|(text, before, id)| text == c.text && named(before, id, &c.key));
             if in_field || sent {
                 placed |= 1 << bit;
@@ -290,16 +296,7 @@ impl ReferenceTexts {
                 continue;
             }
             let fields = fields.get_or_insert_with(|| {
-                tree.iter()
-                    .filter(|(id, n)| {
-                        crate::actions::is_editable(n)
-                            && !matches!(
-                                tree.window(tree.window_of(*id)).kind,
-                                WindowKind::InputMethod | WindowKind::SystemUi
-                            )
-                    })
-                    .map(|(id, _)| crate::actions::field_words(tree, id))
-                    .collect()
+                app_fields(tree).map(|id| crate::actions::field_words(tree, id)).collect()
             });
             if fields.iter().any(|f| f.iter().any(|w| c.key.contains(w))) {
                 ready += 1;
