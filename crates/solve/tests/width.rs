@@ -125,3 +125,18 @@ fn the_portfolio_solves_what_the_cost_search_alone_does_not_within_the_same_budg
     let replayed = solve(&catalog, &task, Some(9), &Budget { snapshots: false, ..budget }).unwrap();
     assert_eq!(SolveOutcome { steps_replayed: 0, ..a }, SolveOutcome { steps_replayed: 0, ..replayed });
 }
+
+#[test]
+fn the_cost_search_expands_states_that_show_nothing_new_at_their_estimate_later() {
+    // `notes.rename` (7 actions): every chain of taps on goal words is free in the cost search
+    // (`DEPTH_CREDIT`), so without novelty it goes breadth-first through them at one priority
+    // and does not reach the rename within 4,000 states; with states that show nothing new at
+    // their estimate put back by `COST_NOVELTY_PENALTY`, it does within its own 1,500.
+    let catalog = Catalog::load_dir(&root().join("apps")).unwrap();
+    let task = instance(&catalog, "notes.rename");
+    let budget =
+        Budget { max_expansions: phonebench_solve::COST_STATES, improve_expansions: 0, ..Budget::default() };
+    let outcome = solve(&catalog, &task, Some(7), &budget).unwrap();
+    assert!(outcome.solved, "{:?}", outcome.reason);
+    assert!(outcome.length <= 7);
+}
